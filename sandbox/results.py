@@ -1,0 +1,56 @@
+"""Verdicts and the per-case result reported to the backend (SPEC §2)."""
+import dataclasses
+import enum
+
+
+class Status(str, enum.Enum):
+    CE = 'CE'
+    TLE = 'TLE'
+    MLE = 'MLE'
+    OLE = 'OLE'
+    RE = 'RE'
+    WA = 'WA'
+    AC = 'AC'
+    JE = 'JE'
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileResult:
+    """`status` is AC when the job compiled, CE for the student's fault, JE for ours."""
+    status: Status
+    message: str = ''
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.AC
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseResult:
+    status: Status
+    exit_code: int = 0
+    exec_time_ms: int = 0
+    memory_kb: int = 0
+    stdout: str = ''
+    stderr: str = ''
+
+    @classmethod
+    def from_failed_compile(cls, compiled: CompileResult) -> 'CaseResult':
+        """The result every case of a job gets when its compile step did not succeed."""
+        assert not compiled.ok
+        return cls(status=compiled.status, exit_code=0, stderr=compiled.message)
+
+    @classmethod
+    def judge_error(cls, message: str) -> 'CaseResult':
+        return cls(status=Status.JE, stderr=message)
+
+    def to_report(self) -> dict:
+        """The case object of the `complete` body."""
+        return {
+            'status': self.status.value,
+            'exitCode': self.exit_code,
+            'execTime': self.exec_time_ms,
+            'memoryUsage': self.memory_kb,
+            'stdout': self.stdout,
+            'stderr': self.stderr,
+        }
