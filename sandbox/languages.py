@@ -1,5 +1,7 @@
 """The languages a submission may be written in, and how each is built and run."""
+import dataclasses
 import enum
+from typing import Tuple
 
 
 class Language(enum.IntEnum):
@@ -10,7 +12,51 @@ class Language(enum.IntEnum):
 
     @property
     def source_name(self) -> str:
-        return _SOURCE_NAMES[self]
+        return TOOLCHAINS[self].source_name
+
+    @property
+    def toolchain(self) -> 'Toolchain':
+        return TOOLCHAINS[self]
 
 
-_SOURCE_NAMES = {Language.C: 'main.c', Language.CPP: 'main.cpp', Language.PYTHON: 'main.py'}
+@dataclasses.dataclass(frozen=True)
+class Toolchain:
+    source_name: str
+    image_kind: str  # 'cpp' or 'python': which sandbox image runs it
+    compile_argv: Tuple[str, ...]
+    run_argv: Tuple[str, ...]
+    # The compile step's product, kept for the runs ('' when runs use the source).
+    artifact: str
+    # What the runtime prints when an allocation failed at the memory cap.
+    out_of_memory_markers: Tuple[bytes, ...]
+
+
+# Python has nothing to compile, but a syntax error must still be CE: the
+# compile step byte-compiles the source without writing anything.
+_PY_CHECK = "import sys; compile(open('main.py', 'rb').read(), 'main.py', 'exec')"
+
+TOOLCHAINS = {
+    Language.C:
+    Toolchain(source_name='main.c',
+              image_kind='cpp',
+              compile_argv=('gcc', '-std=c11', '-O2', '-pipe', '-o', 'main',
+                            'main.c', '-lm'),
+              run_argv=('./main', ),
+              artifact='main',
+              out_of_memory_markers=()),
+    Language.CPP:
+    Toolchain(source_name='main.cpp',
+              image_kind='cpp',
+              compile_argv=('g++', '-std=c++17', '-O2', '-pipe', '-o', 'main',
+                            'main.cpp'),
+              run_argv=('./main', ),
+              artifact='main',
+              out_of_memory_markers=(b'std::bad_alloc', )),
+    Language.PYTHON:
+    Toolchain(source_name='main.py',
+              image_kind='python',
+              compile_argv=('python3', '-c', _PY_CHECK),
+              run_argv=('python3', 'main.py'),
+              artifact='',
+              out_of_memory_markers=(b'MemoryError', )),
+}

@@ -1,0 +1,216 @@
+"""One sandbox container: a long-lived container whose PID 1 is the supervisor.
+
+The host side of each container is a folder of its own (the "box"), mounted
+read-only at /box: it holds the supervisor's socket, the job's files
+(`job/`) and the current case's input (`stdin`). Only the host writes there,
+so no host-side file operation ever touches anything the submission made;
+everything that comes back from the sandbox comes over the socket, bounded.
+"""
+import dataclasses
+import logging
+import os
+import pathlib
+import shutil
+import socket
+import tempfile
+import threading
+import uuid
+from typing import Optional
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from sandbox.protocol import ProtocolError, RunRequest, RunResponse, read_response
+
+log = logging.getLogger(__name__)
+
+SUPERVISOR = '/usr/local/bin/judge-supervisor'
+BOX = '/box'
+SANDBOX_UID = '61000:61000'
+LABEL = 'oj-runner.sandbox'
+# Extra time granted over a run's own wall bound for the supervisor to clean
+# up and stream the outputs back before the host gives up on it.
+TRANSFER_GRACE_SEC = 15.0
+
+
+class SandboxBroken(Exception):
+    """The container cannot be used any more; it must be destroyed."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ContainerLimits:
+    memory_bytes: int
+    pids: int
+    work_tmpfs_bytes: int
+    tmp_tmpfs_bytes: int
+    cpus: float
+    connect_timeout_sec: float = 20.0
+
+
+class SandboxContainer:
+
+    def __init__(self, client: docker.DockerClient, image: str,
+                 box_root: pathlib.Path, limits: ContainerLimits,
+                 labels: dict):
+        self.image = image
+        self._client = client
+        self._limits = limits
+        self._labels = {**labels, LABEL: '1'}
+        box_root.mkdir(parents=True, exist_ok=True)
+        self.box = pathlib.Path(tempfile.mkdtemp(prefix='box-', dir=box_root))
+        self.box.chmod(0o755)
+        (self.box / 'job').mkdir(mode=0o755)
+        self.name = f'oj-sandbox-{uuid.uuid4().hex[:12]}'
+        self._container = None
+        self._conn: Optional[socket.socket] = None
+        self._lock = threading.Lock()
+
+    def __repr__(self):
+        return f'<SandboxContainer {self.name} {self.image}>'
+
+    @property
+    def broken(self) -> bool:
+        return self._conn is None
+
+    def start(self) -> None:
+        """Create and start the container, and take its supervisor's connection.
+
+        The host listens and the supervisor connects, before any submission
+        code exists in the container; the listener is closed after that single
+        accept, so nothing the submission does can reach the host through it.
+        """
+        sock_path = self.box / 'sock'
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(str(sock_path))
+            sock_path.chmod(0o666)
+            listener.listen(1)
+            listener.settimeout(self._limits.connect_timeout_sec)
+            lim = self._limits
+            self._container = self._client.containers.create(
+                self.image,
+                command=[SUPERVISOR, f'{BOX}/sock'],
+                name=self.name,
+                user=SANDBOX_UID,
+                working_dir='/work',
+                environment={
+                    'PATH': '/usr/local/bin:/usr/bin:/bin',
+                    'HOME': '/tmp',
+                    'LANG': 'C.UTF-8'
+                },
+                network_disabled=True,
+                read_only=True,
+                cap_drop=['ALL'],
+                security_opt=['no-new-privileges'],
+                mem_limit=lim.memory_bytes,
+                memswap_limit=lim.memory_bytes,
+                pids_limit=lim.pids,
+                nano_cpus=int(lim.cpus * 1e9),
+                ipc_mode='none',
+                tmpfs={
+                    '/work':
+                    f'size={lim.work_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
+                    '/tmp':
+                    f'size={lim.tmp_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
+                },
+                volumes={str(self.box): {
+                             'bind': BOX,
+                             'mode': 'ro'
+                         }},
+                log_config={'type': 'none'},
+                labels=self._labels,
+            )
+            self._container.start()
+            conn, _ = listener.accept()
+        except (OSError, docker.errors.DockerException,
+                requests.exceptions.RequestException) as exc:
+            self.destroy()
+            raise SandboxBroken(
+                f'sandbox did not start: {type(exc).__name__}: {exc}'
+            ) from None
+        finally:
+            listener.close()
+            sock_path.unlink(missing_ok=True)
+        self._conn = conn
+
+    def stage(self, source: pathlib.Path) -> None:
+        """Make `source`'s files the job files of this container (read-only inside)."""
+        job = self.box / 'job'
+        for entry in os.scandir(source):
+            _link_or_copy(pathlib.Path(entry.path), job / entry.name)
+
+    def add_job_file(self, path: pathlib.Path, name: str) -> None:
+        _link_or_copy(path, self.box / 'job' / name)
+
+    def run(self, request: RunRequest,
+            stdin: Optional[pathlib.Path]) -> RunResponse:
+        """One run; raises SandboxBroken when the container is not usable any more."""
+        with self._lock:
+            if self._conn is None:
+                raise SandboxBroken('sandbox is closed')
+            stdin_box = self.box / 'stdin'
+            stdin_box.unlink(missing_ok=True)
+            if stdin is not None:
+                _link_or_copy(stdin, stdin_box)
+                request = dataclasses.replace(request,
+                                              stdin_path=f'{BOX}/stdin')
+            try:
+                self._conn.settimeout(request.wall_ms / 1000 +
+                                      TRANSFER_GRACE_SEC)
+                self._conn.sendall(request.encode())
+                return read_response(self._conn, request)
+            except (OSError, ValueError, ProtocolError) as exc:
+                # A timeout or a broken stream leaves the conversation in an
+                # unknown state: never reuse this container.
+                self._close_conn()
+                raise SandboxBroken(
+                    f'sandbox run failed: {type(exc).__name__}: {exc}'
+                ) from None
+            finally:
+                stdin_box.unlink(missing_ok=True)
+
+    def destroy(self) -> None:
+        """Kill and remove the container, and delete the box. Idempotent."""
+        self._close_conn()
+        if self._container is not None:
+            try:
+                self._container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+            except (docker.errors.DockerException,
+                    requests.exceptions.RequestException) as exc:
+                log.error('could not remove sandbox container %s: %s',
+                          self.name, exc)
+            self._container = None
+        shutil.rmtree(self.box, ignore_errors=True)
+
+    def _close_conn(self):
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except OSError:
+                pass
+            self._conn = None
+
+
+def _link_or_copy(src: pathlib.Path, dst: pathlib.Path) -> None:
+    """Hard link when possible (files staged here are never modified), else copy.
+
+    Only regular files and folders are taken: a link in a job folder is never
+    followed into the box.
+    """
+    st = os.lstat(src)
+    if os.path.isdir(src) and not os.path.islink(src):
+        dst.mkdir(mode=0o755)
+        for entry in os.scandir(src):
+            _link_or_copy(pathlib.Path(entry.path), dst / entry.name)
+        return
+    if not os.path.isfile(src) or os.path.islink(src):
+        return
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copyfile(src, dst, follow_symlinks=False)
+    if st.st_mode & 0o444 != 0o444:
+        os.chmod(dst, st.st_mode | 0o444)

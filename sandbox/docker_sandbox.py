@@ -1,0 +1,229 @@
+"""The sandbox layer on Docker: compile a job once, judge its cases, release it."""
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import os
+import pathlib
+import shutil
+from typing import Dict, Iterator, Optional
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from sandbox.container import LABEL, ContainerLimits, SandboxBroken, SandboxContainer
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.languages import Toolchain
+from sandbox.pool import SandboxPool
+from sandbox.protocol import RunRequest, RunResponse, SupervisorFailure
+from sandbox.results import CaseResult, CompileResult, Status
+from sandbox.sandbox import Sandbox
+from sandbox.verdict import Limits, case_result, report_text
+
+log = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+COMPILE_SECONDS = 20
+COMPILE_MEMORY_KB = 1024 * 1024
+MAX_ARTIFACT_BYTES = 64 * MiB
+# Enough stderr to find a runtime's out-of-memory message after a traceback.
+STDERR_SCAN_BYTES = 64 * 1024
+ROOT_LABEL = 'oj-runner.root'
+
+_ENV = (
+    ('PATH', '/usr/local/bin:/usr/bin:/bin'),
+    ('HOME', '/tmp'),
+    ('LANG', 'C.UTF-8'),
+    ('PYTHONDONTWRITEBYTECODE', '1'),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxSettings:
+    root: pathlib.Path  # host folder for boxes and compiled artifacts
+    max_containers: int = 8
+    spares_per_image: int = 1
+    output_limit: int = 32 * MiB
+    report_limit: int = 8192
+    docker_url: Optional[str] = None
+    cpp_image: str = 'oj-sandbox-cpp:latest'
+    python_image: str = 'oj-sandbox-python:latest'
+    # Per container: comfortably above any case's limit and the compile bound,
+    # since fork storms and the output files (tmpfs) are charged to it too.
+    container_memory_bytes: int = 1536 * MiB
+    container_pids: int = 64
+    container_cpus: float = 1.0
+    tmp_bytes: int = 64 * MiB
+    engine_timeout_sec: float = 30.0
+
+    @property
+    def images(self) -> Dict[str, str]:
+        return {'cpp': self.cpp_image, 'python': self.python_image}
+
+
+class DockerSandbox(Sandbox):
+
+    def __init__(self,
+                 settings: SandboxSettings,
+                 client: Optional[docker.DockerClient] = None):
+        self._settings = settings
+        self._root = settings.root.resolve()
+        self._client = client or docker.DockerClient(
+            base_url=settings.docker_url or 'unix:///var/run/docker.sock',
+            timeout=settings.engine_timeout_sec)
+        limits = ContainerLimits(
+            memory_bytes=settings.container_memory_bytes,
+            pids=settings.container_pids,
+            # Room for both output files at their limit, plus the working folder.
+            work_tmpfs_bytes=2 * (settings.output_limit + 1) + 64 * MiB,
+            tmp_tmpfs_bytes=settings.tmp_bytes,
+            cpus=settings.container_cpus)
+        labels = {ROOT_LABEL: str(self._root)}
+        boxes = self._root / 'boxes'
+        self._artifacts = self._root / 'artifacts'
+        self._pool = SandboxPool(factory=lambda image: SandboxContainer(
+            self._client, image, boxes, limits, labels),
+                                 max_alive=settings.max_containers,
+                                 spares={
+                                     image: settings.spares_per_image
+                                     for image in settings.images.values()
+                                 })
+
+    def start(self) -> None:
+        self.remove_leftovers()
+        self._artifacts.mkdir(parents=True, exist_ok=True)
+        self._pool.start()
+
+    def stop(self) -> None:
+        self._pool.stop()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        self._pool.join(timeout)
+
+    def remove_leftovers(self) -> int:
+        """Remove containers a previous process on this root left behind (a crash)."""
+        found = self._client.containers.list(
+            all=True, filters={'label': [LABEL, f'{ROOT_LABEL}={self._root}']})
+        for container in found:
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+        shutil.rmtree(self._root / 'boxes', ignore_errors=True)
+        shutil.rmtree(self._artifacts, ignore_errors=True)
+        return len(found)
+
+    def compile(self, job: SandboxJob) -> CompileResult:
+        toolchain = job.language.toolchain
+        staging = self._staging(job.key)
+        shutil.rmtree(staging, ignore_errors=True)
+        _copy_tree(job.source_dir, staging)
+        request = RunRequest(
+            argv=toolchain.compile_argv,
+            workdir='/work/compile',
+            cpu_ms=COMPILE_SECONDS * 1000,
+            wall_ms=COMPILE_SECONDS * 1000,
+            data_kb=COMPILE_MEMORY_KB,
+            stack_kb=64 * 1024,
+            fsize=MAX_ARTIFACT_BYTES,
+            out_send=self._settings.report_limit,
+            err_send=self._settings.report_limit,
+            nofile=256,
+            artifact=toolchain.artifact,
+            artifact_max=MAX_ARTIFACT_BYTES if toolchain.artifact else 0,
+            env=_ENV)
+        try:
+            with self._container(job, toolchain, staging) as container:
+                run = container.run(request, stdin=None)
+                return self._compiled(run, toolchain, staging, container)
+        except (SandboxBroken, SupervisorFailure) as exc:
+            return CompileResult(Status.JE, f'sandbox failure: {exc}')
+
+    def _compiled(self, run: RunResponse, toolchain: Toolchain,
+                  staging: pathlib.Path,
+                  container: SandboxContainer) -> CompileResult:
+        message = report_text(run.stderr or run.stdout,
+                              self._settings.report_limit)
+        if run.cpu_timeout or run.wall_timeout:
+            return CompileResult(
+                Status.CE, f'compilation took longer than {COMPILE_SECONDS} s')
+        if run.oom_kills:
+            return CompileResult(Status.CE,
+                                 'compilation ran out of memory (1 GiB)')
+        if run.signal or run.exit_code:
+            return CompileResult(Status.CE, message)
+        if toolchain.artifact:
+            if run.artifact_status != 'ok':
+                return CompileResult(
+                    Status.CE,
+                    f'no program was produced ({run.artifact_status})')
+            target = staging / toolchain.artifact
+            target.write_bytes(run.artifact)
+            target.chmod(0o755)
+            # The compile container serves cases too: give it the program.
+            container.add_job_file(target, toolchain.artifact)
+        return CompileResult(Status.AC, message)
+
+    def run_case(self, job: SandboxJob, case: CaseSpec) -> CaseResult:
+        toolchain = job.language.toolchain
+        staging = self._staging(job.key)
+        ready = staging / (toolchain.artifact or toolchain.source_name)
+        if not ready.is_file():
+            return CaseResult.judge_error('the job was not compiled')
+        expected = case.answer_path.read_bytes()
+        limits = Limits(time_ms=case.time_limit_ms,
+                        memory_kb=case.memory_limit_kb,
+                        output_bytes=self._settings.output_limit)
+        request = RunRequest(argv=toolchain.run_argv,
+                             workdir='/work/run',
+                             cpu_ms=limits.time_ms,
+                             wall_ms=limits.wall_ms,
+                             data_kb=limits.memory_kb,
+                             stack_kb=limits.memory_kb,
+                             fsize=limits.output_bytes + 1,
+                             out_send=limits.output_bytes,
+                             err_send=max(self._settings.report_limit,
+                                          STDERR_SCAN_BYTES),
+                             nofile=256,
+                             env=_ENV)
+        try:
+            with self._container(job, toolchain, staging) as container:
+                run = container.run(request, stdin=case.input_path)
+        except (SandboxBroken, SupervisorFailure) as exc:
+            return CaseResult.judge_error(f'sandbox failure: {exc}')
+        return case_result(run, limits, toolchain, expected,
+                           self._settings.report_limit)
+
+    def release(self, job_key: str) -> None:
+        self._pool.release(job_key)
+        shutil.rmtree(self._staging(job_key), ignore_errors=True)
+
+    def _staging(self, job_key: str) -> pathlib.Path:
+        return self._artifacts / hashlib.sha256(
+            job_key.encode()).hexdigest()[:32]
+
+    @contextlib.contextmanager
+    def _container(self, job: SandboxJob, toolchain: Toolchain,
+                   staging: pathlib.Path) -> Iterator[SandboxContainer]:
+        """A container of this job for one run; it goes back to the pool after."""
+        image = self._settings.images[toolchain.image_kind]
+        container = self._pool.acquire(job.key,
+                                       image,
+                                       stage=lambda c: c.stage(staging))
+        try:
+            yield container
+        finally:
+            self._pool.give_back(container, broken=container.broken)
+
+
+def _copy_tree(src: pathlib.Path, dst: pathlib.Path) -> None:
+    """Copy regular files and folders; links are never followed."""
+    dst.mkdir(mode=0o755, parents=True)
+    for entry in os.scandir(src):
+        target = dst / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            _copy_tree(pathlib.Path(entry.path), target)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copyfile(entry.path, target, follow_symlinks=False)
+            target.chmod(0o644)

@@ -1,0 +1,14 @@
+# Sandbox image for C (c11) and C++ (c++17) submissions.
+# BASE_IMAGE is any Debian-like image; an offline base made with debootstrap
+# (see build-offline.sh) already has the compilers, so nothing is downloaded.
+ARG BASE_IMAGE=debian:bookworm-slim
+FROM ${BASE_IMAGE}
+RUN (command -v gcc && command -v g++ && test -f "$(gcc -print-file-name=libc.a)") >/dev/null \
+    || (apt-get update && apt-get install -y --no-install-recommends gcc g++ libc6-dev \
+        && rm -rf /var/lib/apt/lists/*)
+COPY supervisor.c /usr/src/judge-supervisor.c
+RUN gcc -O2 -Wall -static -o /usr/local/bin/judge-supervisor /usr/src/judge-supervisor.c \
+    && rm /usr/src/judge-supervisor.c
+# /work is a tmpfs at run time; the mount point's mode is the tmpfs's mode.
+RUN mkdir -p /work && chmod 1777 /work
+USER 61000:61000

@@ -1,0 +1,489 @@
+/*
+ * judge-supervisor: PID 1 of a sandbox container.
+ *
+ * It connects once to the host's unix socket (in the read-only /box mount),
+ * then serves one request at a time: run a program in a fresh working folder
+ * under resource limits, kill everything it left behind, and send back its
+ * exit status, CPU time, peak memory, output and (for compiles) one artifact.
+ *
+ * Why a C program forked from PID 1:
+ * - A fork of a small static process starts with almost no resident anonymous
+ *   memory, so the child's peak RSS (which the kernel carries across exec) is
+ *   the submission's own, not an interpreter's.
+ * - PID 1 of a PID namespace cannot be killed or stopped by the processes in
+ *   it, and it inherits every orphan: after a run, kill(-1, SIGKILL) followed by
+ *   reaping until ECHILD leaves nothing running, and the reaped children's CPU
+ *   time (RUSAGE_CHILDREN) is the whole run's.
+ * - It runs as the same uid as the submission, so it makes itself non-dumpable:
+ *   the submission can neither ptrace it nor read its memory or descriptors.
+ *
+ * Wire format (little-endian), both directions: u32 length, then the message.
+ * Request: NUL-terminated strings "key=value" ..., an empty string, then argv.
+ * Response: a text header of "key=value\n" lines, then out_len bytes of
+ * stdout, err_len bytes of stderr and art_len bytes of artifact follow the
+ * framed header on the stream.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_REQUEST (64 * 1024)
+#define MAX_ARGS 64
+#define MAX_ENV 32
+#define WIPE_MAX_DEPTH 64
+#define JOB_DIR "/box/job"
+#define SCRATCH_DIR "/work"
+#define TMP_DIR "/tmp"
+
+static int sock = -1;
+
+struct request {
+    const char *workdir;
+    const char *stdin_path;
+    long long cpu_ms, wall_ms, data_kb, stack_kb, fsize, nofile;
+    long long out_send, err_send, artifact_max;
+    const char *artifact;
+    char *argv[MAX_ARGS + 1];
+    char *envp[MAX_ENV + 1];
+    int nenv;
+};
+
+struct outcome {
+    int exited, exit_code, signal;
+    int wall_timeout, cpu_timeout;
+    long long cpu_us, wall_us, maxrss_kb, oom_kills;
+};
+
+static void die(const char *what) {
+    perror(what);
+    _exit(1);
+}
+
+static int write_all(int fd, const void *buf, size_t len) {
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len) {
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static long long monotonic_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static long long rusage_cpu_us(const struct rusage *ru) {
+    return (long long)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000 + ru->ru_utime.tv_usec +
+           ru->ru_stime.tv_usec;
+}
+
+/* Removes everything below the folder open at dirfd without following links.
+ * The submission shares our uid, so it may have made folders unreadable:
+ * give them back their permissions first. Depth is bounded; what is left over
+ * stays in a tmpfs that dies with this job's container. */
+static void wipe_below(int dirfd, int depth) {
+    DIR *dir = fdopendir(dirfd);
+    if (!dir) {
+        close(dirfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        struct stat st;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (depth < WIPE_MAX_DEPTH) {
+                fchmodat(dirfd, e->d_name, 0700, 0);
+                int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) wipe_below(sub, depth + 1);
+            }
+            unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+        } else {
+            unlinkat(dirfd, e->d_name, 0);
+        }
+    }
+    closedir(dir);
+}
+
+static void wipe(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) wipe_below(fd, 0);
+}
+
+/* The working folder links to every entry of the read-only job folder: the
+ * program finds its data files and headers beside it, cannot change them, and
+ * everything it writes lands in a folder that is wiped after the run. */
+static int populate(const char *workdir) {
+    if (mkdir(workdir, 0755) < 0 && errno != EEXIST) return -1;
+    DIR *dir = opendir(JOB_DIR);
+    if (!dir) return errno == ENOENT ? 0 : -1;
+    struct dirent *e;
+    char target[4096], link[4096];
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+            continue;
+        snprintf(target, sizeof target, "%s/%s", JOB_DIR, e->d_name);
+        snprintf(link, sizeof link, "%s/%s", workdir, e->d_name);
+        if (symlink(target, link) < 0) {
+            closedir(dir);
+            return -1;
+        }
+    }
+    closedir(dir);
+    return 0;
+}
+
+static long long read_oom_kills(void) {
+    /* cgroup v1 exposes the container's counter in memory.oom_control, v2 in
+     * memory.events; either is readable from inside. -1 when neither is. */
+    static const char *files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
+                                  "/sys/fs/cgroup/memory.events"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        FILE *f = fopen(files[i], "re");
+        if (!f) continue;
+        char key[64];
+        long long value;
+        while (fscanf(f, "%63s %lld", key, &value) == 2) {
+            if (!strcmp(key, "oom_kill")) {
+                fclose(f);
+                return value;
+            }
+        }
+        fclose(f);
+    }
+    return -1;
+}
+
+static int parse_request(char *buf, size_t len, struct request *rq) {
+    memset(rq, 0, sizeof *rq);
+    rq->stack_kb = rq->data_kb = rq->fsize = 0;
+    rq->nofile = 64;
+    char *p = buf, *end = buf + len;
+    int in_argv = 0, argc = 0;
+    while (p < end) {
+        char *s = p;
+        char *nul = memchr(p, '\0', (size_t)(end - p));
+        if (!nul) return -1;
+        p = nul + 1;
+        if (in_argv) {
+            if (argc >= MAX_ARGS) return -1;
+            rq->argv[argc++] = s;
+            continue;
+        }
+        if (!*s) {
+            in_argv = 1;
+            continue;
+        }
+        char *eq = strchr(s, '=');
+        if (!eq) return -1;
+        *eq = '\0';
+        char *v = eq + 1;
+        if (!strcmp(s, "workdir")) rq->workdir = v;
+        else if (!strcmp(s, "stdin")) rq->stdin_path = v;
+        else if (!strcmp(s, "artifact")) rq->artifact = v;
+        else if (!strcmp(s, "env")) {
+            if (rq->nenv >= MAX_ENV) return -1;
+            rq->envp[rq->nenv++] = v;
+        } else {
+            long long n = strtoll(v, NULL, 10);
+            if (!strcmp(s, "cpu_ms")) rq->cpu_ms = n;
+            else if (!strcmp(s, "wall_ms")) rq->wall_ms = n;
+            else if (!strcmp(s, "data_kb")) rq->data_kb = n;
+            else if (!strcmp(s, "stack_kb")) rq->stack_kb = n;
+            else if (!strcmp(s, "fsize")) rq->fsize = n;
+            else if (!strcmp(s, "nofile")) rq->nofile = n;
+            else if (!strcmp(s, "out_send")) rq->out_send = n;
+            else if (!strcmp(s, "err_send")) rq->err_send = n;
+            else if (!strcmp(s, "artifact_max")) rq->artifact_max = n;
+            else return -1;
+        }
+    }
+    if (!rq->workdir || strncmp(rq->workdir, SCRATCH_DIR "/", sizeof SCRATCH_DIR) != 0) return -1;
+    if (argc == 0 || rq->cpu_ms <= 0 || rq->wall_ms <= 0) return -1;
+    return 0;
+}
+
+static void set_limit(int resource, long long value) {
+    if (value <= 0) return;
+    struct rlimit rl = {(rlim_t)value, (rlim_t)value};
+    setrlimit(resource, &rl);
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_fd, int report_fd) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) goto fail;
+    if (chdir(rq->workdir) < 0) goto fail;
+    /* RLIMIT_CPU is whole seconds: a backstop one second past the limit. The
+     * supervisor itself kills at the limit, to the millisecond. */
+    set_limit(RLIMIT_CPU, (rq->cpu_ms + 999) / 1000 + 1);
+    set_limit(RLIMIT_DATA, rq->data_kb * 1024);
+    set_limit(RLIMIT_STACK, rq->stack_kb * 1024);
+    set_limit(RLIMIT_FSIZE, rq->fsize);
+    set_limit(RLIMIT_NOFILE, rq->nofile);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    umask(022);
+    execvpe(rq->argv[0], rq->argv, rq->envp);
+fail:;
+    int err = errno;
+    write_all(report_fd, &err, sizeof err);
+    _exit(127);
+}
+
+static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done,
+                              struct rusage *main_ru) {
+    for (;;) {
+        kill(-1, SIGKILL);
+        int status;
+        struct rusage ru;
+        pid_t pid = wait4(-1, &status, 0, &ru);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break; /* ECHILD: nothing of this run is left */
+        }
+        if (pid == main_pid && !*main_done) {
+            *main_done = 1;
+            *main_ru = ru;
+            oc->exited = WIFEXITED(status);
+            oc->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+            oc->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        }
+    }
+}
+
+static long long process_cpu_us(pid_t pid) {
+    clockid_t clk;
+    struct timespec ts;
+    if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) != 0) return -1;
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int run(const struct request *rq, struct outcome *oc, int out_fd, int err_fd,
+               char *error, size_t error_len) {
+    memset(oc, 0, sizeof *oc);
+    wipe(SCRATCH_DIR);
+    wipe(TMP_DIR);
+    /* Output files are nameless (O_TMPFILE): the submission reaches them only
+     * through its own stdout and stderr. RLIMIT_FSIZE bounds each. */
+    if (populate(rq->workdir) < 0) {
+        snprintf(error, error_len, "populate: %s", strerror(errno));
+        return -1;
+    }
+    int in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
+                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in_fd < 0) {
+        snprintf(error, error_len, "stdin: %s", strerror(errno));
+        return -1;
+    }
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0) die("pipe2");
+
+    long long oom_before = read_oom_kills();
+    struct rusage children_before, children_after, main_ru;
+    getrusage(RUSAGE_CHILDREN, &children_before);
+    memset(&main_ru, 0, sizeof main_ru);
+
+    long long start = monotonic_us();
+    pid_t pid = fork();
+    if (pid < 0) die("fork");
+    if (pid == 0) exec_child(rq, in_fd, out_fd, err_fd, report[1]);
+    close(report[1]);
+    close(in_fd);
+
+    int exec_errno = 0;
+    if (read(report[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
+        exec_errno = 0;
+    close(report[0]);
+
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    long long wall_deadline = start + rq->wall_ms * 1000;
+    long long cpu_limit_us = rq->cpu_ms * 1000;
+    int main_done = 0;
+    while (!main_done) {
+        int status;
+        struct rusage ru;
+        pid_t reaped;
+        while ((reaped = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+            if (reaped == pid) {
+                main_done = 1;
+                main_ru = ru;
+                oc->exited = WIFEXITED(status);
+                oc->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+                oc->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+            }
+        }
+        if (main_done) break;
+        long long now = monotonic_us();
+        if (now >= wall_deadline) {
+            oc->wall_timeout = 1;
+            break;
+        }
+        long long cpu = process_cpu_us(pid);
+        if (cpu >= 0 && cpu > cpu_limit_us) {
+            oc->cpu_timeout = 1;
+            break;
+        }
+        /* Sleep until the child exits, or until the earliest moment it could
+         * have used up its CPU time (it cannot burn CPU faster than the wall
+         * clock per thread), or the wall deadline. */
+        long long wait_us = wall_deadline - now;
+        long long cpu_left = cpu >= 0 ? cpu_limit_us - cpu + 1000 : 5000;
+        if (cpu_left < 5000) cpu_left = 5000;
+        if (cpu_left < wait_us) wait_us = cpu_left;
+        struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
+        sigtimedwait(&chld, NULL, &ts);
+    }
+    kill_and_reap_all(pid, oc, &main_done, &main_ru);
+    oc->wall_us = monotonic_us() - start;
+    getrusage(RUSAGE_CHILDREN, &children_after);
+    oc->cpu_us = rusage_cpu_us(&children_after) - rusage_cpu_us(&children_before);
+    oc->maxrss_kb = main_ru.ru_maxrss;
+    long long oom_after = read_oom_kills();
+    oc->oom_kills = (oom_before >= 0 && oom_after >= 0) ? oom_after - oom_before : 0;
+    if (exec_errno) {
+        snprintf(error, error_len, "exec %s: %s", rq->argv[0], strerror(exec_errno));
+        return -1;
+    }
+    return 0;
+}
+
+static long long file_size(int fd) {
+    struct stat st;
+    return fstat(fd, &st) < 0 ? 0 : st.st_size;
+}
+
+static int send_file_part(int fd, long long len) {
+    off_t off = 0;
+    while (off < len) {
+        ssize_t n = sendfile(sock, fd, &off, (size_t)(len - off));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+    }
+    return 0;
+}
+
+static int send_header(const char *header) {
+    uint32_t len = (uint32_t)strlen(header);
+    return write_all(sock, &len, sizeof len) || write_all(sock, header, len) ? -1 : 0;
+}
+
+static void serve(char *buf, uint32_t len) {
+    struct request rq;
+    char header[2048], error[512] = "";
+    if (parse_request(buf, len, &rq) < 0) {
+        snprintf(header, sizeof header, "ok=0\nerror=bad request\n");
+        if (send_header(header) < 0) _exit(0);
+        return;
+    }
+    int out_fd = open(SCRATCH_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int err_fd = open(SCRATCH_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (out_fd < 0 || err_fd < 0) die("O_TMPFILE");
+    struct outcome oc;
+    int failed = run(&rq, &oc, out_fd, err_fd, error, sizeof error);
+
+    int art_fd = -1;
+    long long art_len = 0;
+    const char *art_status = "none";
+    if (!failed && rq.artifact && oc.exited && oc.exit_code == 0) {
+        int wd = open(rq.workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        art_fd = wd < 0 ? -1 : openat(wd, rq.artifact, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (wd >= 0) close(wd);
+        struct stat st;
+        if (art_fd < 0 || fstat(art_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+            art_status = "missing";
+        } else if (st.st_size > rq.artifact_max) {
+            art_status = "too_big";
+        } else {
+            art_status = "ok";
+            art_len = st.st_size;
+        }
+    }
+    long long out_size = file_size(out_fd), err_size = file_size(err_fd);
+    long long out_len = out_size < rq.out_send ? out_size : rq.out_send;
+    long long err_len = err_size < rq.err_send ? err_size : rq.err_send;
+    if (failed) out_len = err_len = 0;
+    snprintf(header, sizeof header,
+             "ok=%d\nerror=%s\nexited=%d\nexit_code=%d\nsignal=%d\nwall_timeout=%d\n"
+             "cpu_timeout=%d\ncpu_us=%lld\nwall_us=%lld\nmaxrss_kb=%lld\noom_kills=%lld\n"
+             "out_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\nart_status=%s\n"
+             "art_len=%lld\n",
+             failed ? 0 : 1, error, oc.exited, oc.exit_code, oc.signal, oc.wall_timeout,
+             oc.cpu_timeout, oc.cpu_us, oc.wall_us, oc.maxrss_kb, oc.oom_kills, out_size, err_size,
+             out_len, err_len, art_status, art_len);
+    if (send_header(header) < 0 || send_file_part(out_fd, out_len) < 0 ||
+        send_file_part(err_fd, err_len) < 0 || (art_len && send_file_part(art_fd, art_len) < 0))
+        _exit(0);
+    close(out_fd);
+    close(err_fd);
+    if (art_fd >= 0) close(art_fd);
+    wipe(SCRATCH_DIR);
+    wipe(TMP_DIR);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s SOCKET\n", argv[0]);
+        return 2;
+    }
+    prctl(PR_SET_DUMPABLE, 0);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(argv[1]) >= sizeof addr.sun_path) return 2;
+    strcpy(addr.sun_path, argv[1]);
+    sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect");
+
+    static char buf[MAX_REQUEST];
+    for (;;) {
+        uint32_t len;
+        if (read_all(sock, &len, sizeof len) < 0) return 0; /* host closed: done */
+        if (len == 0 || len > MAX_REQUEST || read_all(sock, buf, len) < 0) return 1;
+        serve(buf, len);
+    }
+}

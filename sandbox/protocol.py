@@ -1,0 +1,160 @@
+"""The wire format between the host and the in-container supervisor.
+
+Both directions frame a message as a little-endian u32 length and its bytes.
+A request is NUL-terminated `key=value` strings, an empty string, then argv.
+A response is a text header of `key=value` lines; stdout, stderr and the
+artifact follow it on the stream, with the lengths the header gives.
+
+The supervisor runs beside the submission under the same uid, so its answers
+are untrusted: every field is checked and every length is bounded by what the
+request allowed before anything is read.
+"""
+import dataclasses
+import socket
+import struct
+from typing import Dict, Optional, Tuple
+
+MAX_HEADER = 4096
+_U32 = struct.Struct('<I')
+
+
+class ProtocolError(Exception):
+    """The supervisor's answer is malformed or out of bounds."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRequest:
+    argv: Tuple[str, ...]
+    workdir: str
+    cpu_ms: int
+    wall_ms: int
+    data_kb: int
+    stack_kb: int
+    fsize: int
+    out_send: int
+    err_send: int
+    stdin_path: str = ''
+    nofile: int = 64
+    artifact: str = ''
+    artifact_max: int = 0
+    env: Tuple[Tuple[str, str], ...] = ()
+
+    def encode(self) -> bytes:
+        fields = {
+            'workdir': self.workdir,
+            'stdin': self.stdin_path,
+            'cpu_ms': self.cpu_ms,
+            'wall_ms': self.wall_ms,
+            'data_kb': self.data_kb,
+            'stack_kb': self.stack_kb,
+            'fsize': self.fsize,
+            'nofile': self.nofile,
+            'out_send': self.out_send,
+            'err_send': self.err_send,
+            'artifact_max': self.artifact_max,
+        }
+        parts = [f'{k}={v}' for k, v in fields.items()]
+        if self.artifact:
+            parts.append(f'artifact={self.artifact}')
+        parts += [f'env={k}={v}' for k, v in self.env]
+        parts.append('')
+        parts += list(self.argv)
+        body = b''.join(p.encode() + b'\0' for p in parts)
+        return _U32.pack(len(body)) + body
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResponse:
+    exited: bool
+    exit_code: int
+    signal: int
+    wall_timeout: bool
+    cpu_timeout: bool
+    cpu_us: int
+    wall_us: int
+    maxrss_kb: int
+    oom_kills: int
+    out_size: int
+    err_size: int
+    stdout: bytes
+    stderr: bytes
+    artifact_status: str
+    artifact: Optional[bytes]
+
+
+class SupervisorFailure(Exception):
+    """The supervisor could not run the request (e.g. exec failed)."""
+
+
+_INT_FIELDS = ('exited', 'exit_code', 'signal', 'wall_timeout', 'cpu_timeout',
+               'cpu_us', 'wall_us', 'maxrss_kb', 'oom_kills', 'out_size',
+               'err_size', 'out_len', 'err_len', 'art_len')
+_ARTIFACT_STATUSES = ('none', 'ok', 'missing', 'too_big')
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise ProtocolError('supervisor closed the connection')
+        got += k
+    return bytes(buf)
+
+
+def _parse_header(raw: bytes) -> Dict[str, str]:
+    try:
+        text = raw.decode('ascii')
+    except UnicodeDecodeError:
+        raise ProtocolError('header is not ASCII') from None
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition('=')
+        if not sep:
+            raise ProtocolError('malformed header line')
+        fields[key] = value
+    return fields
+
+
+def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
+    (length, ) = _U32.unpack(_recv_exact(sock, _U32.size))
+    if length > MAX_HEADER:
+        raise ProtocolError('header too long')
+    fields = _parse_header(_recv_exact(sock, length))
+    if fields.get('ok') != '1':
+        raise SupervisorFailure(
+            fields.get('error', 'unknown supervisor error')[:200])
+    try:
+        n = {k: int(fields[k]) for k in _INT_FIELDS}
+    except (KeyError, ValueError):
+        raise ProtocolError('missing or non-integer header field') from None
+    if fields.get('art_status') not in _ARTIFACT_STATUSES:
+        raise ProtocolError('bad artifact status')
+    if not (0 <= n['out_len'] <= request.out_send
+            and 0 <= n['err_len'] <= request.err_send
+            and 0 <= n['art_len'] <= request.artifact_max):
+        raise ProtocolError('payload longer than requested')
+    if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size',
+                              'err_size')):
+        raise ProtocolError('negative measurement')
+    stdout = _recv_exact(sock, n['out_len'])
+    stderr = _recv_exact(sock, n['err_len'])
+    artifact = _recv_exact(
+        sock, n['art_len']) if fields['art_status'] == 'ok' else None
+    return RunResponse(exited=bool(n['exited']),
+                       exit_code=n['exit_code'],
+                       signal=n['signal'],
+                       wall_timeout=bool(n['wall_timeout']),
+                       cpu_timeout=bool(n['cpu_timeout']),
+                       cpu_us=n['cpu_us'],
+                       wall_us=n['wall_us'],
+                       maxrss_kb=n['maxrss_kb'],
+                       oom_kills=n['oom_kills'],
+                       out_size=n['out_size'],
+                       err_size=n['err_size'],
+                       stdout=stdout,
+                       stderr=stderr,
+                       artifact_status=fields['art_status'],
+                       artifact=artifact)

@@ -1,0 +1,64 @@
+"""From a run's measurements to its verdict (SPEC §2, "Verdicts").
+
+When several verdicts apply, the first of JE, TLE, MLE, OLE, RE wins, then WA
+or AC by comparison. JE is decided by the caller (the run did not happen).
+"""
+import dataclasses
+import signal as signals
+
+from sandbox.compare import outputs_match
+from sandbox.languages import Toolchain
+from sandbox.protocol import RunResponse
+from sandbox.results import CaseResult, Status
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    time_ms: int
+    memory_kb: int
+    output_bytes: int
+
+    @property
+    def wall_ms(self) -> int:
+        # Catches sleepers, whose CPU time stays low.
+        return 3 * self.time_ms + 1000
+
+
+def exit_code_of(run: RunResponse) -> int:
+    return -run.signal if run.signal else run.exit_code
+
+
+def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain,
+              expected: bytes) -> Status:
+    cpu_ms = run.cpu_us / 1000
+    if (run.cpu_timeout or run.wall_timeout or cpu_ms > limits.time_ms
+            or run.wall_us / 1000 > limits.wall_ms
+            or run.signal == signals.SIGXCPU):
+        return Status.TLE
+    failed = run.signal != 0 or run.exit_code != 0
+    if (run.maxrss_kb > limits.memory_kb or run.oom_kills > 0
+            or (failed and any(m in run.stderr
+                               for m in toolchain.out_of_memory_markers))):
+        return Status.MLE
+    if (run.out_size > limits.output_bytes
+            or run.err_size > limits.output_bytes
+            or run.signal == signals.SIGXFSZ):
+        return Status.OLE
+    if failed:
+        return Status.RE
+    return Status.AC if outputs_match(run.stdout, expected) else Status.WA
+
+
+def report_text(data: bytes, limit: int) -> str:
+    """Output as reported: at most `limit` bytes, invalid UTF-8 replaced."""
+    return data[:limit].decode('utf-8', errors='replace')
+
+
+def case_result(run: RunResponse, limits: Limits, toolchain: Toolchain,
+                expected: bytes, report_limit: int) -> CaseResult:
+    return CaseResult(status=status_of(run, limits, toolchain, expected),
+                      exit_code=exit_code_of(run),
+                      exec_time_ms=round(run.cpu_us / 1000),
+                      memory_kb=run.maxrss_kb,
+                      stdout=report_text(run.stdout, report_limit),
+                      stderr=report_text(run.stderr, report_limit))
