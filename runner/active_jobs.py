@@ -1,0 +1,54 @@
+"""The active-job tracker: the runner's live claims (SPEC §3).
+
+It counts claims, not ids. After an abort answered 202 the same runner may
+claim the same job_id again at once, so one id can be held by two claim
+generations; with a set, the older generation's release would also drop the
+newer one's lease renewal and capacity count. Every claim is `add`ed exactly
+once and `remove`d exactly once.
+"""
+import collections
+import logging
+import threading
+from typing import List, Optional
+
+log = logging.getLogger(__name__)
+
+
+class ActiveJobs:
+
+    def __init__(self):
+        self._counts = collections.Counter()
+        self._changed = threading.Condition()
+
+    def add(self, job_id: str) -> None:
+        with self._changed:
+            self._counts[job_id] += 1
+            self._changed.notify_all()
+
+    def remove(self, job_id: str) -> None:
+        with self._changed:
+            if self._counts[job_id] <= 0:
+                # A bookkeeping bug, not a reason to crash the reporting thread.
+                del self._counts[job_id]
+                log.error('released job %s more often than it was claimed',
+                          job_id)
+                return
+            self._counts[job_id] -= 1
+            if self._counts[job_id] == 0:
+                del self._counts[job_id]
+            self._changed.notify_all()
+
+    def __len__(self) -> int:
+        """The number of live claims (the capacity gate counts these)."""
+        with self._changed:
+            return sum(self._counts.values())
+
+    def snapshot(self) -> List[str]:
+        """The distinct held job ids, for the heartbeat (one lease per id)."""
+        with self._changed:
+            return sorted(self._counts)
+
+    def wait_empty(self, timeout: Optional[float]) -> bool:
+        """True once no claim is live; False when `timeout` passed first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._counts, timeout)

@@ -1,0 +1,344 @@
+"""One typed client for every backend call (SPEC §2).
+
+Status codes map to outcomes in one table per kind of call. Report-like calls
+(heartbeat, complete, abort) return an `Answer` and never raise for a status
+or a network failure: their callers decide what to retry. Fetch-like calls
+(register, next-job, checksum, downloads) return parsed values or raise a
+`BackendError`.
+
+No secret leaves this module: error messages name the call by method and
+path (never a query string, never a presigned URL's signature), and
+`requests`' own exceptions, whose messages carry full URLs, are never chained.
+"""
+import dataclasses
+import enum
+import json
+import logging
+import pathlib
+import threading
+import time
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+
+import requests
+
+from runner.reports import AbortReason
+from runner.waiting import Interrupted
+from runner.wire import (Claim, Registration, RunnerIdentity, WireError,
+                         parse_checksum, parse_claim, parse_registration,
+                         redact_url)
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_SEC = 5
+READ_TIMEOUT_SEC = 30
+HEARTBEAT_READ_TIMEOUT_SEC = 10
+# A long poll's read timeout is the asked wait plus this margin, so an
+# ordinary empty answer never arrives as a failed request.
+LONG_POLL_MARGIN_SEC = 10
+MAX_JSON_BYTES = 1024 * 1024
+_CHUNK_BYTES = 64 * 1024
+
+
+class Outcome(enum.Enum):
+    ACCEPTED = 'accepted'  # 2xx
+    CONFLICT = 'conflict'  # 409: the job was reclaimed by someone else
+    NOT_FOUND = 'not_found'  # 404: unknown job (also a retried complete that landed)
+    BAD_REQUEST = 'bad_request'  # 400: the body was refused
+    UNAUTHORIZED = 'unauthorized'  # 401: the identity was refused
+    FAILED = 'failed'  # 5xx, any other status, or no answer at all
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    outcome: Outcome
+    detail: str  # for logs: 'HTTP 503', 'ConnectTimeout'
+
+
+_REPORT_OUTCOMES: Mapping[int, Outcome] = {
+    400: Outcome.BAD_REQUEST,
+    401: Outcome.UNAUTHORIZED,
+    404: Outcome.NOT_FOUND,
+    409: Outcome.CONFLICT,
+}
+_HEARTBEAT_OUTCOMES: Mapping[int, Outcome] = {401: Outcome.UNAUTHORIZED}
+
+
+def _outcome(status: int, table: Mapping[int, Outcome]) -> Outcome:
+    if status in table:
+        return table[status]
+    if 200 <= status < 300:
+        return Outcome.ACCEPTED
+    return Outcome.FAILED
+
+
+class BackendError(Exception):
+    """A backend call failed; the message is safe to log."""
+
+
+class TransportError(BackendError):
+    """No answer: connection refused, timeout, broken transfer."""
+
+
+class Unauthorized(BackendError):
+    """401: the token (registration or runner) was refused."""
+
+
+class UnexpectedStatus(BackendError):
+
+    def __init__(self, what: str, status: int):
+        super().__init__(f'{what}: unexpected HTTP {status}')
+        self.status = status
+
+
+class ProtocolError(BackendError):
+    """A success status with a body that is not what SPEC §2 says."""
+
+
+class DownloadError(BackendError):
+    """A download went over its size or time bound."""
+
+
+class BackendClient:
+    """Thread-safe: each thread gets its own HTTP session.
+
+    `identity` is required by the runner calls (heartbeat, next-job,
+    complete, abort); `with_identity` returns a client that carries it.
+    """
+
+    def __init__(self,
+                 base_url: str,
+                 *,
+                 sandbox_token: str = '',
+                 identity: Optional[RunnerIdentity] = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self._base_url = base_url.rstrip('/')
+        self._sandbox_token = sandbox_token
+        self._identity = identity
+        self._clock = clock
+        self._local = threading.local()
+        # urllib3 logs full request URLs (query strings included) at DEBUG.
+        logging.getLogger('urllib3').setLevel(logging.WARNING)
+
+    def __repr__(self) -> str:
+        runner = self._identity.runner_id if self._identity else None
+        return f'BackendClient({self._base_url!r}, runner_id={runner!r})'
+
+    def with_identity(self, identity: RunnerIdentity) -> 'BackendClient':
+        return BackendClient(self._base_url,
+                             sandbox_token=self._sandbox_token,
+                             identity=identity,
+                             clock=self._clock)
+
+    # -- runner identity ---------------------------------------------------
+
+    def register(self, registration_token: str, name: str) -> Registration:
+        what = 'POST /runners/register'
+        with self._request('POST',
+                           '/runners/register',
+                           what,
+                           auth=False,
+                           json_body={
+                               'registration_token': registration_token,
+                               'name': name
+                           }) as response:
+            self._expect(response, (200, 201), what)
+            return self._parse(parse_registration,
+                               self._read_json(response, what), what)
+
+    def heartbeat(self, job_ids: Sequence[str]) -> Answer:
+        path = f'/runners/{self._runner_id()}/heartbeat'
+        return self._report('POST',
+                            path, {'active_job_ids': list(job_ids)},
+                            _HEARTBEAT_OUTCOMES,
+                            read_timeout=HEARTBEAT_READ_TIMEOUT_SEC)
+
+    # -- jobs ----------------------------------------------------------------
+
+    def next_job(self, wait_sec: float = 0) -> Optional[Claim]:
+        """None when there is nothing (204). Raises `ProtocolError` for a body
+        without a usable job id; a `BadClaim` carries any other defect."""
+        path = f'/runners/{self._runner_id()}/next-job'
+        what = f'GET {path}'
+        params = {'wait': f'{wait_sec:g}'} if wait_sec > 0 else None
+        read_timeout = max(READ_TIMEOUT_SEC, wait_sec + LONG_POLL_MARGIN_SEC)
+        with self._request('GET',
+                           path,
+                           what,
+                           params=params,
+                           read_timeout=read_timeout) as response:
+            self._expect(response, (200, 204), what)
+            if response.status_code == 204:
+                return None
+            return self._parse(parse_claim, self._read_json(response, what),
+                               what)
+
+    def complete(self, job_id: str, tasks: List[List[dict]]) -> Answer:
+        path = f'/runners/{self._runner_id()}/jobs/{job_id}/complete'
+        return self._report('PUT', path, {'tasks': tasks}, _REPORT_OUTCOMES)
+
+    def abort(self, job_id: str, reason: AbortReason) -> Answer:
+        path = f'/runners/{self._runner_id()}/jobs/{job_id}/abort'
+        return self._report('PUT', path, {'reason': AbortReason(reason).value},
+                            _REPORT_OUTCOMES)
+
+    # -- testdata and code -------------------------------------------------
+
+    def testdata_checksum(self, problem_id: int) -> str:
+        path = f'/problem/{int(problem_id)}/checksum'
+        what = f'GET {path}'
+        with self._request('GET',
+                           path,
+                           what,
+                           auth=False,
+                           params={'token': self._sandbox_token}) as response:
+            self._expect(response, (200, ), what)
+            return self._parse(parse_checksum, self._read_json(response, what),
+                               what)
+
+    def download_testdata(self, problem_id: int, dest: pathlib.Path, *,
+                          max_bytes: int, deadline_sec: float,
+                          stop: threading.Event) -> int:
+        """Writes the testdata zip to `dest`; returns its size."""
+        path = f'/problem/{int(problem_id)}/testdata'
+        what = f'GET {path}'
+        with self._request('GET',
+                           path,
+                           what,
+                           auth=False,
+                           params={'token': self._sandbox_token}) as response:
+            self._expect(response, (200, ), what)
+            with open(dest, 'wb') as out:
+                size = 0
+                for chunk in self._bounded_chunks(response, what, max_bytes,
+                                                  deadline_sec, stop):
+                    out.write(chunk)
+                    size += len(chunk)
+            return size
+
+    def download_code(self, url: str, *, max_bytes: int, deadline_sec: float,
+                      stop: threading.Event) -> bytes:
+        """The code zip from its presigned URL (no Authorization header)."""
+        what = f'GET {redact_url(url)}'
+        with self._request('GET', url, what, auth=False,
+                           absolute=True) as response:
+            self._expect(response, (200, ), what)
+            return b''.join(
+                self._bounded_chunks(response, what, max_bytes, deadline_sec,
+                                     stop))
+
+    # -- plumbing --------------------------------------------------------------
+
+    def _runner_id(self) -> str:
+        if self._identity is None:
+            raise RuntimeError(
+                'this call needs a registered identity (use with_identity)')
+        return self._identity.runner_id
+
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, 'session', None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        return session
+
+    def _request(self,
+                 method: str,
+                 target: str,
+                 what: str,
+                 *,
+                 auth: bool = True,
+                 absolute: bool = False,
+                 params: Optional[Dict[str, str]] = None,
+                 json_body: Optional[object] = None,
+                 read_timeout: float = READ_TIMEOUT_SEC) -> requests.Response:
+        """Always streamed, so no body is read unbounded; use it in a `with`."""
+        headers = {}
+        if auth:
+            if self._identity is None:
+                raise RuntimeError(
+                    'this call needs a registered identity (use with_identity)'
+                )
+            headers['Authorization'] = f'Bearer {self._identity.token}'
+        url = target if absolute else self._base_url + target
+        try:
+            return self._session().request(method,
+                                           url,
+                                           params=params,
+                                           json=json_body,
+                                           headers=headers,
+                                           timeout=(CONNECT_TIMEOUT_SEC,
+                                                    read_timeout),
+                                           stream=True)
+        except requests.RequestException as exc:
+            # `from None`: requests' messages carry the full URL, query included.
+            raise TransportError(f'{what}: {type(exc).__name__}') from None
+
+    def _report(self,
+                method: str,
+                path: str,
+                body: object,
+                table: Mapping[int, Outcome],
+                read_timeout: float = READ_TIMEOUT_SEC) -> Answer:
+        try:
+            with self._request(method,
+                               path,
+                               f'{method} {path}',
+                               json_body=body,
+                               read_timeout=read_timeout) as response:
+                return Answer(_outcome(response.status_code, table),
+                              f'HTTP {response.status_code}')
+        except TransportError as exc:
+            return Answer(Outcome.FAILED, str(exc))
+
+    @staticmethod
+    def _expect(response: requests.Response, ok: Iterable[int],
+                what: str) -> None:
+        status = response.status_code
+        if status in ok:
+            return
+        if status == 401:
+            raise Unauthorized(f'{what}: HTTP 401')
+        raise UnexpectedStatus(what, status)
+
+    def _read_json(self, response: requests.Response, what: str) -> object:
+        body = b''.join(
+            self._bounded_chunks(response, what, MAX_JSON_BYTES, None, None))
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise ProtocolError(f'{what}: the body is not JSON') from None
+
+    @staticmethod
+    def _parse(parse: Callable[[object], object], body: object, what: str):
+        try:
+            return parse(body)
+        except WireError as exc:
+            raise ProtocolError(f'{what}: {exc}') from None
+
+    def _bounded_chunks(self, response: requests.Response, what: str,
+                        max_bytes: int, deadline_sec: Optional[float],
+                        stop: Optional[threading.Event]):
+        """The body in chunks, bounded in size, total time and by stop.
+
+        The read timeout bounds each socket read, not the transfer: a
+        slow-drip answer needs the deadline too."""
+        declared = response.headers.get('Content-Length', '')
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise DownloadError(
+                f'{what}: {declared} bytes is over the limit of {max_bytes}')
+        deadline = None if deadline_sec is None else self._clock(
+        ) + deadline_sec
+        size = 0
+        try:
+            for chunk in response.iter_content(_CHUNK_BYTES):
+                if stop is not None and stop.is_set():
+                    raise Interrupted(f'{what}: stopped')
+                size += len(chunk)
+                if size > max_bytes:
+                    raise DownloadError(
+                        f'{what}: over the limit of {max_bytes} bytes')
+                if deadline is not None and self._clock() > deadline:
+                    raise DownloadError(
+                        f'{what}: took longer than {deadline_sec:g} s')
+                yield chunk
+        except requests.RequestException as exc:
+            raise TransportError(f'{what}: {type(exc).__name__}') from None

@@ -1,0 +1,208 @@
+"""The runner's settings, parsed once from the environment (SPEC §4).
+
+Invalid configuration must fail at start with one clear line naming the
+setting, and the line must never carry a secret: the two tokens and REDIS_URL
+(it may hold a password) are never echoed, in errors or in the repr.
+"""
+import dataclasses
+import pathlib
+import socket
+import urllib.parse
+from typing import Callable, Mapping, Optional, TypeVar
+
+T = TypeVar('T')
+
+LOG_LEVELS = ('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL')
+LOG_FORMATS = ('text', 'json')
+
+
+class ConfigError(ValueError):
+    """A setting is missing or invalid; the message names the setting."""
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Settings:
+    backend_url: str
+    registration_token: str
+    runner_name: str
+    sandbox_token: str
+    redis_url: Optional[str]
+    max_container_number: int
+    drain_timeout_sec: float
+    data_dir: pathlib.Path
+    testdata_root: pathlib.Path
+    submission_dir: pathlib.Path
+    submission_backup_dir: pathlib.Path
+    docker_url: str
+    long_poll_sec: float
+    output_limit: int
+    report_output_limit: int
+    log_level: str
+    log_format: str
+    metrics_port: Optional[int]
+
+    @classmethod
+    def from_env(cls,
+                 environ: Mapping[str, str],
+                 hostname: Optional[Callable[[], str]] = None) -> 'Settings':
+        env = _Env(environ)
+        data_dir = pathlib.Path(env.text('DATA_DIR', './data'))
+        return cls(
+            backend_url=env.parse('BACKEND_URL',
+                                  'http://web:8080',
+                                  _backend_url,
+                                  echo=False),
+            registration_token=env.secret('RUNNER_REGISTRATION_TOKEN',
+                                          required=True),
+            runner_name=env.text('RUNNER_NAME', None)
+            or (hostname or socket.gethostname)(),
+            sandbox_token=env.secret('SANDBOX_TOKEN', required=False),
+            redis_url=env.parse('REDIS_URL', None, _redis_url, echo=False),
+            max_container_number=env.parse('MAX_CONTAINER_NUMBER', '8',
+                                           _positive_int),
+            drain_timeout_sec=env.parse('DRAIN_TIMEOUT_SEC', '540',
+                                        _positive_seconds),
+            data_dir=data_dir,
+            testdata_root=pathlib.Path(
+                env.text('TESTDATA_ROOT', str(data_dir / 'testdata'))),
+            submission_dir=pathlib.Path(
+                env.text('SUBMISSION_DIR', str(data_dir / 'submissions'))),
+            submission_backup_dir=pathlib.Path(
+                env.text('SUBMISSION_BACKUP_DIR', str(data_dir / 'backup'))),
+            docker_url=env.text('DOCKER_URL', 'unix:///var/run/docker.sock'),
+            long_poll_sec=env.parse('LONG_POLL_SEC', '25',
+                                    _non_negative_seconds),
+            output_limit=env.parse('OUTPUT_LIMIT', str(32 * 1024 * 1024),
+                                   _positive_int),
+            report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', '8192',
+                                          _positive_int),
+            log_level=env.parse('LOG_LEVEL', 'INFO', _log_level),
+            log_format=env.parse('LOG_FORMAT', 'text', _log_format),
+            metrics_port=env.parse('METRICS_PORT', None, _port),
+        )
+
+    def __repr__(self) -> str:
+        shown = []
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name in _SECRET_FIELDS:
+                shown.append(f'{field.name}={"<set>" if value else "<unset>"}')
+            else:
+                shown.append(f'{field.name}={value!r}')
+        return f'Settings({", ".join(shown)})'
+
+
+_SECRET_FIELDS = frozenset(
+    {'registration_token', 'sandbox_token', 'redis_url'})
+
+
+class _Env:
+    """Reads one variable at a time; every error names the variable."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self._environ = environ
+
+    def text(self, name: str, default: Optional[str]) -> Optional[str]:
+        value = self._environ.get(name, '').strip()
+        return value if value else default
+
+    def parse(self,
+              name: str,
+              default: Optional[str],
+              parse: Callable[[str], T],
+              echo: bool = True) -> Optional[T]:
+        """`echo=False` for values that may carry a credential (URLs)."""
+        raw = self.text(name, default)
+        if raw is None:
+            return None
+        try:
+            return parse(raw)
+        except ValueError as exc:
+            shown = f' (got {raw[:80]!r})' if echo else ''
+            raise ConfigError(f'{name}: {exc}{shown}') from None
+
+    def secret(self, name: str, required: bool) -> str:
+        value = self.text(name, None)
+        if value is None and required:
+            raise ConfigError(f'{name} is required and must not be empty')
+        return value or ''
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError('must be a positive integer') from None
+    if value <= 0:
+        raise ValueError('must be a positive integer')
+    return value
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError('must be a number of seconds') from None
+    if value != value or value in (float('inf'), float('-inf')):
+        raise ValueError('must be a finite number of seconds')
+    return value
+
+
+def _positive_seconds(raw: str) -> float:
+    value = _seconds(raw)
+    if value <= 0:
+        raise ValueError('must be a positive number of seconds')
+    return value
+
+
+def _non_negative_seconds(raw: str) -> float:
+    value = _seconds(raw)
+    if value < 0:
+        raise ValueError('must be zero (off) or a positive number of seconds')
+    return value
+
+
+def _port(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError('must be a port number (1-65535)') from None
+    if not 1 <= value <= 65535:
+        raise ValueError('must be a port number (1-65535)')
+    return value
+
+
+def _backend_url(raw: str) -> str:
+    parts = urllib.parse.urlsplit(raw)
+    if parts.scheme not in ('http', 'https') or not parts.hostname:
+        raise ValueError('must be an http:// or https:// URL with a host')
+    if parts.username or parts.password:
+        raise ValueError('must not contain credentials')
+    if parts.query or parts.fragment:
+        raise ValueError('must not contain a query string or fragment')
+    try:
+        parts.port
+    except ValueError:
+        raise ValueError('has an invalid port') from None
+    return raw.rstrip('/')
+
+
+def _redis_url(raw: str) -> str:
+    parts = urllib.parse.urlsplit(raw)
+    if parts.scheme not in ('redis', 'rediss', 'unix'):
+        raise ValueError('must be a redis://, rediss:// or unix:// URL')
+    return raw
+
+
+def _log_level(raw: str) -> str:
+    value = raw.upper()
+    if value not in LOG_LEVELS:
+        raise ValueError(f'must be one of {", ".join(LOG_LEVELS)}')
+    return value
+
+
+def _log_format(raw: str) -> str:
+    value = raw.lower()
+    if value not in LOG_FORMATS:
+        raise ValueError(f'must be one of {", ".join(LOG_FORMATS)}')
+    return value

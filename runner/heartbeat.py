@@ -1,0 +1,92 @@
+"""The heartbeat: renews the lease of every held job, and keeps the identity alive."""
+import logging
+import threading
+import time
+from typing import Callable, Optional
+
+from runner.active_jobs import ActiveJobs
+from runner.client import BackendClient, Outcome
+from runner.waiting import Wait, wait_on
+
+log = logging.getLogger(__name__)
+
+# One 401 may be a glitch; two in a row (nothing else in between) mean the
+# identity was revoked or expired.
+UNAUTHORIZED_LIMIT = 2
+
+
+class Heartbeat:
+    """Beats every `interval_sec` on a monotonic clock, idle or not.
+
+    `on_identity_lost` is called once, from this thread, after two consecutive
+    401s; the thread then ends. It is the last thread to stop in a drain:
+    leases stay renewed until the final report.
+    """
+
+    def __init__(self,
+                 client: BackendClient,
+                 tracker: ActiveJobs,
+                 interval_sec: float,
+                 on_identity_lost: Callable[[], None],
+                 *,
+                 clock: Callable[[], float] = time.monotonic,
+                 wait: Wait = wait_on):
+        self._client = client
+        self._tracker = tracker
+        self._interval_sec = interval_sec
+        self._on_identity_lost = on_identity_lost
+        self._clock = clock
+        self._wait = wait
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run,
+                                        name='heartbeat',
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """True when the thread has ended (or never started)."""
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _run(self) -> None:
+        unauthorized = 0
+        next_beat = self._clock()
+        while not self._stop.is_set():
+            if self._wait(self._stop, next_beat - self._clock()):
+                return
+            if self._beat():
+                unauthorized += 1
+                log.error('heartbeat refused (401), %d in a row', unauthorized)
+                if unauthorized >= UNAUTHORIZED_LIMIT:
+                    log.critical(
+                        'the backend no longer knows this runner: identity lost'
+                    )
+                    self._on_identity_lost()
+                    return
+            else:
+                unauthorized = 0
+            # The cadence is anchored to the schedule, not to when the call
+            # returned, so a slow call does not push later beats back; a call
+            # slower than a whole interval is followed by a beat at once.
+            next_beat = max(next_beat + self._interval_sec, self._clock())
+
+    def _beat(self) -> bool:
+        """One beat; True when it was refused with 401 (anything else resets the count)."""
+        try:
+            answer = self._client.heartbeat(self._tracker.snapshot())
+        except Exception:
+            log.exception(
+                'heartbeat failed unexpectedly; next beat tries again')
+            return False
+        if answer.outcome is Outcome.UNAUTHORIZED:
+            return True
+        if answer.outcome is not Outcome.ACCEPTED:
+            log.warning('heartbeat failed (%s); next beat tries again',
+                        answer.detail)
+        return False

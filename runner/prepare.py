@@ -1,0 +1,61 @@
+"""Preparing a claimed job: its own folder with the source and the testdata."""
+import logging
+import threading
+
+from dispatcher.job import Job
+from runner.client import BackendClient
+from runner.job_folders import JobFolders
+from runner.testdata import TestdataCache
+from runner.wire import JobPayload
+from runner.zips import extract_source
+
+log = logging.getLogger(__name__)
+
+MAX_CODE_ZIP_BYTES = 8 * 1024 * 1024
+MAX_SOURCE_BYTES = 8 * 1024 * 1024
+CODE_DOWNLOAD_DEADLINE_SEC = 60
+
+
+class Preparer:
+    """Turns a claim's payload into a `Job` laid out on disk.
+
+    One call is one attempt: it either returns a complete job folder or
+    raises with nothing left behind (the poller retries and reports).
+    """
+
+    def __init__(self, client: BackendClient, testdata: TestdataCache,
+                 folders: JobFolders):
+        self._client = client
+        self._testdata = testdata
+        self._folders = folders
+
+    def prepare(self, payload: JobPayload, stop: threading.Event) -> Job:
+        job_dir = self._folders.create(payload.job_id)
+        try:
+            job = Job(job_id=payload.job_id,
+                      submission_id=payload.submission_id,
+                      problem_id=payload.problem_id,
+                      language=payload.language,
+                      tasks=payload.tasks,
+                      job_dir=job_dir)
+            job.source_dir.mkdir()
+            testdata_dir = job_dir / 'testdata'
+            testdata_dir.mkdir()
+            code = self._client.download_code(
+                payload.code_url,
+                max_bytes=MAX_CODE_ZIP_BYTES,
+                deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
+                stop=stop)
+            # The source first: it wins a name clash with a chaos file.
+            extract_source(code, payload.language, job.source_dir,
+                           MAX_SOURCE_BYTES)
+            self._testdata.install(payload.problem_id, payload.tasks,
+                                   testdata_dir, job.source_dir, stop)
+            return job
+        except BaseException:
+            try:
+                self._folders.remove(job_dir)
+            except OSError:
+                log.exception('could not remove the failed job folder %s',
+                              job_dir)
+            raise

@@ -1,0 +1,44 @@
+"""The reports the result sender delivers: one per claim, complete or abort."""
+import dataclasses
+import enum
+import pathlib
+from typing import List, Optional
+
+from dispatcher.job import Job
+
+
+class AbortReason(str, enum.Enum):
+    # Returned by a shutdown: does not count against the job's attempts.
+    DRAIN = 'drain'
+    # The job could not be prepared or dispatched: counts.
+    PREP_FAILED = 'prep_failed'
+    # The backend refused our complete body (400): counts.
+    REJECTED = 'rejected'
+
+
+@dataclasses.dataclass(frozen=True)
+class CompleteReport:
+    job_id: str
+    job_dir: pathlib.Path
+    # The `complete` body's `tasks`: a list per task of a list per case.
+    # Kept out of the repr: it carries the submission's output.
+    tasks: List[List[dict]] = dataclasses.field(repr=False)
+
+    @classmethod
+    def for_job(cls, job: Job, tasks: List[List[dict]]) -> 'CompleteReport':
+        return cls(job_id=job.job_id, job_dir=job.job_dir, tasks=tasks)
+
+
+@dataclasses.dataclass(frozen=True)
+class AbortReport:
+    job_id: str
+    reason: AbortReason
+    # None when the claim never got a job folder (prep failed or bad payload).
+    job_dir: Optional[pathlib.Path]
+
+    @classmethod
+    def for_job(cls, job: Job, reason: AbortReason) -> 'AbortReport':
+        return cls(job_id=job.job_id, reason=reason, job_dir=job.job_dir)
+
+
+Report = CompleteReport | AbortReport

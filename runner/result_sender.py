@@ -1,0 +1,173 @@
+"""The result sender: the one channel through which every claim is reported.
+
+Each report is delivered with retries, then the claim is finalized: its job
+folder removed (or kept in the backup folder) and its tracker count released,
+exactly once.
+
+- abort: finalize BEFORE sending. After a 202 the job is back in the queue and
+  this same runner may claim the same job_id at once; a late finalize would
+  delete the new claim's folder and release its tracker count (ABA).
+- complete: send first, then finalize. A delivered complete deletes the job
+  on the backend (no requeue), and holding the tracker count during retries
+  keeps the lease renewed, so a result delivered late is not judged again.
+"""
+import logging
+import queue
+import random
+import threading
+import time
+from typing import Callable, Optional
+
+from runner.active_jobs import ActiveJobs
+from runner.client import Answer, BackendClient, Outcome
+from runner.job_folders import JobFolders
+from runner.reports import AbortReason, AbortReport, CompleteReport, Report
+from runner.waiting import jittered
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS_SEC = (1, 2, 4, 8, 16)  # at most 5 retries
+# 401 is retried: the heartbeat alone decides that the identity is gone.
+_RETRIED = frozenset({Outcome.FAILED, Outcome.UNAUTHORIZED})
+_STOP = object()
+
+Sleep = Callable[[float], None]
+
+
+class ResultSender:
+    """`submit` queues a report; the thread delivers them in order.
+
+    `stop()` asks the thread to end once everything queued before it has been
+    sent or given up on; `join(timeout)` waits for that. Retry backoffs do not
+    wake on `stop()`: stopping means flushing, and giving up early would turn
+    deliverable drain aborts into lease expiries that spend an attempt. The
+    drain deadline bounds the flush through `join(timeout)`.
+    """
+
+    def __init__(self,
+                 client: BackendClient,
+                 tracker: ActiveJobs,
+                 folders: JobFolders,
+                 *,
+                 sleep: Optional[Sleep] = None,
+                 rng: Optional[random.Random] = None):
+        self._client = client
+        self._tracker = tracker
+        self._folders = folders
+        self._sleep = sleep or time.sleep
+        self._rng = rng or random.Random()
+        self._queue: 'queue.Queue[object]' = queue.Queue()
+        self._thread = threading.Thread(target=self._run,
+                                        name='result-sender',
+                                        daemon=True)
+
+    def submit(self, report: Report) -> None:
+        self._queue.put(report)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._queue.put(_STOP)
+
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """True when the thread has ended (or never started)."""
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def pending(self) -> int:
+        """Reports queued and not yet taken up (for logs)."""
+        return self._queue.qsize()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                left = self._queue.qsize()
+                if left:
+                    log.warning(
+                        '%d report(s) submitted after stop are left to lease expiry',
+                        left)
+                return
+            try:
+                self.process(item)
+            except Exception:
+                # Never reached by design (every step below is guarded); the
+                # channel must survive a bug in one report anyway.
+                log.exception('reporting %r failed', item)
+
+    def process(self, report: Report) -> None:
+        """Delivers one report and finalizes its claim (the thread's body;
+        public so tests can drive it without a thread)."""
+        if isinstance(report, CompleteReport):
+            self._complete(report)
+        else:
+            self._abort(report)
+
+    def _complete(self, report: CompleteReport) -> None:
+        outcome = self._send(
+            f'complete {report.job_id}',
+            lambda: self._client.complete(report.job_id, report.tasks))
+        if outcome is Outcome.BAD_REQUEST:
+            log.error(
+                'the backend refused the result of %s (400); aborting it as rejected',
+                report.job_id)
+            self._abort(
+                AbortReport(report.job_id, AbortReason.REJECTED,
+                            report.job_dir))
+        elif outcome is None:
+            log.error('giving up on the result of %s; its lease will expire',
+                      report.job_id)
+            self._finalize(report.job_id, report.job_dir, keep=True)
+        else:
+            if outcome is not Outcome.ACCEPTED:
+                log.warning('result of %s dropped by the backend (%s)',
+                            report.job_id, outcome.value)
+            self._finalize(report.job_id, report.job_dir, keep=False)
+
+    def _abort(self, report: AbortReport) -> None:
+        # Before sending: see the module docstring (ABA on re-claim).
+        self._finalize(report.job_id,
+                       report.job_dir,
+                       keep=report.reason is AbortReason.REJECTED)
+        outcome = self._send(
+            f'abort({report.reason.value}) {report.job_id}',
+            lambda: self._client.abort(report.job_id, report.reason))
+        if outcome is None:
+            log.error('giving up on abort(%s) of %s; its lease will expire',
+                      report.reason.value, report.job_id)
+        elif outcome is not Outcome.ACCEPTED:
+            log.warning('abort(%s) of %s dropped by the backend (%s)',
+                        report.reason.value, report.job_id, outcome.value)
+
+    def _send(self, what: str, call: Callable[[],
+                                              Answer]) -> Optional[Outcome]:
+        """The final outcome, or None when every retry failed."""
+        for attempt in range(len(RETRY_DELAYS_SEC) + 1):
+            if attempt:
+                self._sleep(jittered(RETRY_DELAYS_SEC[attempt - 1], self._rng))
+            try:
+                answer = call()
+            except Exception:
+                log.exception('%s: the call failed unexpectedly', what)
+                answer = Answer(Outcome.FAILED, 'local error')
+            if answer.outcome not in _RETRIED:
+                return answer.outcome
+            log.warning('%s failed (%s), attempt %d of %d', what,
+                        answer.detail, attempt + 1,
+                        len(RETRY_DELAYS_SEC) + 1)
+        return None
+
+    def _finalize(self, job_id: str, job_dir, keep: bool) -> None:
+        """Releases the claim's folder and tracker count, exactly once."""
+        try:
+            if job_dir is not None:
+                if keep:
+                    self._folders.back_up(job_dir)
+                else:
+                    self._folders.remove(job_dir)
+        except Exception:
+            log.exception('could not finalize the folder of %s', job_id)
+        finally:
+            self._tracker.remove(job_id)

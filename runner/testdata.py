@@ -1,0 +1,178 @@
+"""The testdata cache: one copy per problem, kept across jobs (SPEC §3).
+
+Layout under the root, per problem:
+
+    <problem_id>/checksum   the backend checksum `data/` was downloaded for
+    <problem_id>/data/      TTCC.in, TTCC.out, chaos/...
+    <problem_id>/tmp-*/     a refresh in progress
+
+The checksum file is the cache's only validity mark: it is removed before
+`data/` is touched and written (atomically) only after `data/` is complete, so
+a crash at any point leaves a cache that the next preparation refreshes
+rather than uses. Every read and every refresh of a problem happens under
+that problem's cross-process lock, so concurrent preparations download once
+and a refresh never replaces files another preparation is copying.
+"""
+import contextlib
+import logging
+import os
+import pathlib
+import shutil
+import threading
+import time
+import uuid
+from typing import Callable, Iterator, Sequence
+
+from dispatcher.job import TaskMeta
+from runner.client import BackendClient
+from runner.locks import Locks
+from runner.waiting import Interrupted
+from runner.zips import extract_testdata
+
+log = logging.getLogger(__name__)
+
+LOCK_WAIT_SEC = 30
+# Waiting for the lock is sliced so that a stop is noticed within a slice.
+LOCK_SLICE_SEC = 0.5
+DOWNLOAD_DEADLINE_SEC = 300
+MAX_ZIP_BYTES = 1024**3
+MAX_EXTRACTED_BYTES = 4 * 1024**3
+
+
+class TestdataError(Exception):
+    """The problem's testdata cannot serve this job; the message says why."""
+
+
+class LockTimeout(TestdataError):
+    pass
+
+
+class TestdataCache:
+
+    def __init__(self,
+                 root: pathlib.Path,
+                 client: BackendClient,
+                 locks: Locks,
+                 *,
+                 lock_wait_sec: float = LOCK_WAIT_SEC,
+                 clock: Callable[[], float] = time.monotonic):
+        self._root = pathlib.Path(root)
+        self._client = client
+        self._locks = locks
+        self._lock_wait_sec = lock_wait_sec
+        self._clock = clock
+
+    def install(self, problem_id: int, tasks: Sequence[TaskMeta],
+                testdata_dir: pathlib.Path, source_dir: pathlib.Path,
+                stop: threading.Event) -> None:
+        """Copies the cases of `tasks` into `testdata_dir` and the `chaos/`
+        files into `source_dir`, refreshing the cache first when the backend's
+        checksum differs from the cached one."""
+        # Asked before the download, never after: if the testdata changes in
+        # between, the cache is marked older than its data and is refreshed
+        # again next time, never the other way round.
+        checksum = self._client.testdata_checksum(problem_id)
+        problem_dir = self._root / str(int(problem_id))
+        with self._held(problem_id, stop):
+            if _read_mark(problem_dir) != checksum:
+                self._refresh(problem_id, problem_dir, checksum, stop)
+            data = problem_dir / 'data'
+            _copy_cases(problem_id, data, tasks, testdata_dir)
+            _copy_chaos(data, source_dir)
+
+    @contextlib.contextmanager
+    def _held(self, problem_id: int, stop: threading.Event) -> Iterator[None]:
+        lock = self._locks.lock(problem_id)
+        if not lock.acquire(0):
+            log.info(
+                'testdata of problem %d is being prepared elsewhere; waiting',
+                problem_id)
+            deadline = self._clock() + self._lock_wait_sec
+            while True:
+                if stop.is_set():
+                    raise Interrupted(
+                        f'stopped while waiting for the testdata lock of problem '
+                        f'{problem_id}')
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    raise LockTimeout(
+                        f'testdata lock of problem {problem_id} not acquired within '
+                        f'{self._lock_wait_sec:g} s')
+                if lock.acquire(min(remaining, LOCK_SLICE_SEC)):
+                    break
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _refresh(self, problem_id: int, problem_dir: pathlib.Path,
+                 checksum: str, stop: threading.Event) -> None:
+        log.info('downloading testdata of problem %d', problem_id)
+        problem_dir.mkdir(parents=True, exist_ok=True)
+        # From here on, data/ is not trusted until the new mark is written.
+        (problem_dir / 'checksum').unlink(missing_ok=True)
+        for leftover in problem_dir.glob('tmp-*'):
+            shutil.rmtree(leftover, ignore_errors=True)  # a crashed refresh's
+        tmp = problem_dir / f'tmp-{uuid.uuid4().hex[:12]}'
+        tmp.mkdir()
+        try:
+            archive = tmp / 'testdata.zip'
+            self._client.download_testdata(problem_id,
+                                           archive,
+                                           max_bytes=MAX_ZIP_BYTES,
+                                           deadline_sec=DOWNLOAD_DEADLINE_SEC,
+                                           stop=stop)
+            extract_testdata(archive, tmp / 'data', MAX_EXTRACTED_BYTES)
+            shutil.rmtree(problem_dir / 'data', ignore_errors=True)
+            os.rename(tmp / 'data', problem_dir / 'data')
+            _write_mark(problem_dir, checksum)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read_mark(problem_dir: pathlib.Path) -> str:
+    try:
+        return (problem_dir / 'checksum').read_text(encoding='utf-8')
+    except FileNotFoundError:
+        return ''
+
+
+def _write_mark(problem_dir: pathlib.Path, checksum: str) -> None:
+    tmp = problem_dir / f'checksum.{uuid.uuid4().hex[:12]}'
+    with open(tmp, 'w', encoding='utf-8') as out:
+        out.write(checksum)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, problem_dir / 'checksum')
+
+
+def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
+                testdata_dir: pathlib.Path) -> None:
+    for task_index, task in enumerate(tasks):
+        for case_index in range(task.case_count):
+            for suffix in ('in', 'out'):
+                name = f'{task_index:02d}{case_index:02d}.{suffix}'
+                source = data / name
+                if not source.is_file():
+                    raise TestdataError(
+                        f'testdata of problem {problem_id} has no {name}: '
+                        f'the payload\'s case counts do not match it')
+                shutil.copyfile(source, testdata_dir / name)
+
+
+def _copy_chaos(data: pathlib.Path, source_dir: pathlib.Path) -> None:
+    """`chaos/` files go beside the source (headers, data files). The
+    student's `main.<ext>` is already there and wins a name clash."""
+    chaos = data / 'chaos'
+    if not chaos.is_dir():
+        return
+    for path in sorted(chaos.rglob('*')):
+        dest = source_dir / path.relative_to(chaos)
+        if path.is_dir():
+            dest.mkdir(parents=True, exist_ok=True)
+        elif dest.exists():
+            log.warning('chaos file %s clashes with the source; skipped',
+                        dest.name)
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
