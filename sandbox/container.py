@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 SUPERVISOR = '/usr/local/bin/judge-supervisor'
 BOX = '/box'
-SANDBOX_UID = '61000:61000'
+SANDBOX_UID_NUM = 61000
+SANDBOX_UID = f'{SANDBOX_UID_NUM}:{SANDBOX_UID_NUM}'
 LABEL = 'oj-runner.sandbox'
 # Extra time granted over a run's own wall bound for the supervisor to clean
 # up and stream the outputs back before the host gives up on it.
@@ -44,15 +45,15 @@ class ContainerLimits:
     pids: int
     work_tmpfs_bytes: int
     tmp_tmpfs_bytes: int
+    out_tmpfs_bytes: int
     cpus: float
     connect_timeout_sec: float = 20.0
 
 
 class SandboxContainer:
 
-    def __init__(self, client: docker.DockerClient, image: str,
-                 box_root: pathlib.Path, limits: ContainerLimits,
-                 labels: dict):
+    def __init__(self, client: docker.DockerClient, image: str, box_root: pathlib.Path,
+                 limits: ContainerLimits, labels: dict):
         self.image = image
         self._client = client
         self._limits = limits
@@ -113,6 +114,8 @@ class SandboxContainer:
                     f'size={lim.work_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
                     '/tmp':
                     f'size={lim.tmp_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
+                    '/out':
+                    f'size={lim.out_tmpfs_bytes},mode=700,uid={SANDBOX_UID_NUM},gid={SANDBOX_UID_NUM},noexec,nosuid,nodev',
                 },
                 volumes={str(self.box): {
                              'bind': BOX,
@@ -126,9 +129,7 @@ class SandboxContainer:
         except (OSError, docker.errors.DockerException,
                 requests.exceptions.RequestException) as exc:
             self.destroy()
-            raise SandboxBroken(
-                f'sandbox did not start: {type(exc).__name__}: {exc}'
-            ) from None
+            raise SandboxBroken(f'sandbox did not start: {type(exc).__name__}: {exc}') from None
         finally:
             listener.close()
             sock_path.unlink(missing_ok=True)
@@ -143,8 +144,7 @@ class SandboxContainer:
     def add_job_file(self, path: pathlib.Path, name: str) -> None:
         _link_or_copy(path, self.box / 'job' / name)
 
-    def run(self, request: RunRequest,
-            stdin: Optional[pathlib.Path]) -> RunResponse:
+    def run(self, request: RunRequest, stdin: Optional[pathlib.Path]) -> RunResponse:
         """One run; raises SandboxBroken when the container is not usable any more."""
         with self._lock:
             if self._conn is None:
@@ -153,20 +153,16 @@ class SandboxContainer:
             stdin_box.unlink(missing_ok=True)
             if stdin is not None:
                 _link_or_copy(stdin, stdin_box)
-                request = dataclasses.replace(request,
-                                              stdin_path=f'{BOX}/stdin')
+                request = dataclasses.replace(request, stdin_path=f'{BOX}/stdin')
             try:
-                self._conn.settimeout(request.wall_ms / 1000 +
-                                      TRANSFER_GRACE_SEC)
+                self._conn.settimeout(request.wall_ms / 1000 + TRANSFER_GRACE_SEC)
                 self._conn.sendall(request.encode())
                 return read_response(self._conn, request)
             except (OSError, ValueError, ProtocolError) as exc:
                 # A timeout or a broken stream leaves the conversation in an
                 # unknown state: never reuse this container.
                 self._close_conn()
-                raise SandboxBroken(
-                    f'sandbox run failed: {type(exc).__name__}: {exc}'
-                ) from None
+                raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
             finally:
                 stdin_box.unlink(missing_ok=True)
 
@@ -178,10 +174,8 @@ class SandboxContainer:
                 self._container.remove(force=True)
             except docker.errors.NotFound:
                 pass
-            except (docker.errors.DockerException,
-                    requests.exceptions.RequestException) as exc:
-                log.error('could not remove sandbox container %s: %s',
-                          self.name, exc)
+            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                log.error('could not remove sandbox container %s: %s', self.name, exc)
             self._container = None
         shutil.rmtree(self.box, ignore_errors=True)
 

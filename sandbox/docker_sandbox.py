@@ -54,6 +54,7 @@ class SandboxSettings:
     container_memory_bytes: int = 1536 * MiB
     container_pids: int = 64
     container_cpus: float = 1.0
+    work_bytes: int = 128 * MiB  # working folder, compiled program included
     tmp_bytes: int = 64 * MiB
     engine_timeout_sec: float = 30.0
 
@@ -64,31 +65,29 @@ class SandboxSettings:
 
 class DockerSandbox(Sandbox):
 
-    def __init__(self,
-                 settings: SandboxSettings,
-                 client: Optional[docker.DockerClient] = None):
+    def __init__(self, settings: SandboxSettings, client: Optional[docker.DockerClient] = None):
         self._settings = settings
         self._root = settings.root.resolve()
-        self._client = client or docker.DockerClient(
-            base_url=settings.docker_url or 'unix:///var/run/docker.sock',
-            timeout=settings.engine_timeout_sec)
+        self._client = client or docker.DockerClient(base_url=settings.docker_url
+                                                     or 'unix:///var/run/docker.sock',
+                                                     timeout=settings.engine_timeout_sec)
         limits = ContainerLimits(
             memory_bytes=settings.container_memory_bytes,
             pids=settings.container_pids,
-            # Room for both output files at their limit, plus the working folder.
-            work_tmpfs_bytes=2 * (settings.output_limit + 1) + 64 * MiB,
+            work_tmpfs_bytes=settings.work_bytes,
             tmp_tmpfs_bytes=settings.tmp_bytes,
+            # Room for both output files at their limit: a program that fills
+            # its working folder still gets its output judged.
+            out_tmpfs_bytes=2 * (settings.output_limit + MiB),
             cpus=settings.container_cpus)
         labels = {ROOT_LABEL: str(self._root)}
         boxes = self._root / 'boxes'
         self._artifacts = self._root / 'artifacts'
-        self._pool = SandboxPool(factory=lambda image: SandboxContainer(
-            self._client, image, boxes, limits, labels),
-                                 max_alive=settings.max_containers,
-                                 spares={
-                                     image: settings.spares_per_image
-                                     for image in settings.images.values()
-                                 })
+        self._pool = SandboxPool(
+            factory=lambda image: SandboxContainer(self._client, image, boxes, limits, labels),
+            max_alive=settings.max_containers,
+            spares={image: settings.spares_per_image
+                    for image in settings.images.values()})
 
     def start(self) -> None:
         self.remove_leftovers()
@@ -119,20 +118,19 @@ class DockerSandbox(Sandbox):
         staging = self._staging(job.key)
         shutil.rmtree(staging, ignore_errors=True)
         _copy_tree(job.source_dir, staging)
-        request = RunRequest(
-            argv=toolchain.compile_argv,
-            workdir='/work/compile',
-            cpu_ms=COMPILE_SECONDS * 1000,
-            wall_ms=COMPILE_SECONDS * 1000,
-            data_kb=COMPILE_MEMORY_KB,
-            stack_kb=64 * 1024,
-            fsize=MAX_ARTIFACT_BYTES,
-            out_send=self._settings.report_limit,
-            err_send=self._settings.report_limit,
-            nofile=256,
-            artifact=toolchain.artifact,
-            artifact_max=MAX_ARTIFACT_BYTES if toolchain.artifact else 0,
-            env=_ENV)
+        request = RunRequest(argv=toolchain.compile_argv,
+                             workdir='/work/compile',
+                             cpu_ms=COMPILE_SECONDS * 1000,
+                             wall_ms=COMPILE_SECONDS * 1000,
+                             data_kb=COMPILE_MEMORY_KB,
+                             stack_kb=64 * 1024,
+                             fsize=MAX_ARTIFACT_BYTES,
+                             out_send=self._settings.report_limit,
+                             err_send=self._settings.report_limit,
+                             nofile=256,
+                             artifact=toolchain.artifact,
+                             artifact_max=MAX_ARTIFACT_BYTES if toolchain.artifact else 0,
+                             env=_ENV)
         try:
             with self._container(job, toolchain, staging) as container:
                 run = container.run(request, stdin=None)
@@ -140,24 +138,18 @@ class DockerSandbox(Sandbox):
         except (SandboxBroken, SupervisorFailure) as exc:
             return CompileResult(Status.JE, f'sandbox failure: {exc}')
 
-    def _compiled(self, run: RunResponse, toolchain: Toolchain,
-                  staging: pathlib.Path,
+    def _compiled(self, run: RunResponse, toolchain: Toolchain, staging: pathlib.Path,
                   container: SandboxContainer) -> CompileResult:
-        message = report_text(run.stderr or run.stdout,
-                              self._settings.report_limit)
+        message = report_text(run.stderr or run.stdout, self._settings.report_limit)
         if run.cpu_timeout or run.wall_timeout:
-            return CompileResult(
-                Status.CE, f'compilation took longer than {COMPILE_SECONDS} s')
+            return CompileResult(Status.CE, f'compilation took longer than {COMPILE_SECONDS} s')
         if run.oom_kills:
-            return CompileResult(Status.CE,
-                                 'compilation ran out of memory (1 GiB)')
+            return CompileResult(Status.CE, 'compilation ran out of memory (1 GiB)')
         if run.signal or run.exit_code:
             return CompileResult(Status.CE, message)
         if toolchain.artifact:
             if run.artifact_status != 'ok':
-                return CompileResult(
-                    Status.CE,
-                    f'no program was produced ({run.artifact_status})')
+                return CompileResult(Status.CE, f'no program was produced ({run.artifact_status})')
             target = staging / toolchain.artifact
             target.write_bytes(run.artifact)
             target.chmod(0o755)
@@ -183,8 +175,7 @@ class DockerSandbox(Sandbox):
                              stack_kb=limits.memory_kb,
                              fsize=limits.output_bytes + 1,
                              out_send=limits.output_bytes,
-                             err_send=max(self._settings.report_limit,
-                                          STDERR_SCAN_BYTES),
+                             err_send=max(self._settings.report_limit, STDERR_SCAN_BYTES),
                              nofile=256,
                              env=_ENV)
         try:
@@ -192,25 +183,21 @@ class DockerSandbox(Sandbox):
                 run = container.run(request, stdin=case.input_path)
         except (SandboxBroken, SupervisorFailure) as exc:
             return CaseResult.judge_error(f'sandbox failure: {exc}')
-        return case_result(run, limits, toolchain, expected,
-                           self._settings.report_limit)
+        return case_result(run, limits, toolchain, expected, self._settings.report_limit)
 
     def release(self, job_key: str) -> None:
         self._pool.release(job_key)
         shutil.rmtree(self._staging(job_key), ignore_errors=True)
 
     def _staging(self, job_key: str) -> pathlib.Path:
-        return self._artifacts / hashlib.sha256(
-            job_key.encode()).hexdigest()[:32]
+        return self._artifacts / hashlib.sha256(job_key.encode()).hexdigest()[:32]
 
     @contextlib.contextmanager
     def _container(self, job: SandboxJob, toolchain: Toolchain,
                    staging: pathlib.Path) -> Iterator[SandboxContainer]:
         """A container of this job for one run; it goes back to the pool after."""
         image = self._settings.images[toolchain.image_kind]
-        container = self._pool.acquire(job.key,
-                                       image,
-                                       stage=lambda c: c.stage(staging))
+        container = self._pool.acquire(job.key, image, stage=lambda c: c.stage(staging))
         try:
             yield container
         finally:

@@ -39,16 +39,14 @@ TOOLCHAINS = {
     Language.C:
     Toolchain(source_name='main.c',
               image_kind='cpp',
-              compile_argv=('gcc', '-std=c11', '-O2', '-pipe', '-o', 'main',
-                            'main.c', '-lm'),
+              compile_argv=('gcc', '-std=c11', '-O2', '-pipe', '-o', 'main', 'main.c', '-lm'),
               run_argv=('./main', ),
               artifact='main',
               out_of_memory_markers=()),
     Language.CPP:
     Toolchain(source_name='main.cpp',
               image_kind='cpp',
-              compile_argv=('g++', '-std=c++17', '-O2', '-pipe', '-o', 'main',
-                            'main.cpp'),
+              compile_argv=('g++', '-std=c++17', '-O2', '-pipe', '-o', 'main', 'main.cpp'),
               run_argv=('./main', ),
               artifact='main',
               out_of_memory_markers=(b'std::bad_alloc', )),

@@ -34,10 +34,8 @@ class SandboxPool:
         self._spare_target = dict(spares)
         self._cond = threading.Condition()
         self._alive = 0
-        self._spares: Dict[
-            str, List[SandboxContainer]] = collections.defaultdict(list)
-        self._idle: Dict[
-            str, List[SandboxContainer]] = collections.defaultdict(list)
+        self._spares: Dict[str, List[SandboxContainer]] = collections.defaultdict(list)
+        self._idle: Dict[str, List[SandboxContainer]] = collections.defaultdict(list)
         self._job_of: Dict[SandboxContainer, str] = {}
         # Engine calls that create containers are bounded: a burst of starts
         # once wedged the engine on these hosts.
@@ -67,8 +65,8 @@ class SandboxPool:
     def join(self, timeout: Optional[float] = None) -> None:
         self._spawner.join(timeout)
 
-    def acquire(self, job_key: str, image: str,
-                stage: Callable[[SandboxContainer], None]) -> SandboxContainer:
+    def acquire(self, job_key: str, image: str, stage: Callable[[SandboxContainer],
+                                                                None]) -> SandboxContainer:
         """A container for `job_key`, already holding the job's files."""
         victim = None
         with self._cond:
@@ -108,9 +106,7 @@ class SandboxPool:
             raise
         return container
 
-    def give_back(self,
-                  container: SandboxContainer,
-                  broken: bool = False) -> None:
+    def give_back(self, container: SandboxContainer, broken: bool = False) -> None:
         """End of one run. A broken container, or one whose job was released
         meanwhile, is destroyed."""
         with self._cond:
@@ -201,8 +197,7 @@ class SandboxPool:
                 failures = 0
             except Exception as exc:
                 failures += 1
-                log.error('could not start a spare sandbox (%s): %s', image,
-                          exc)
+                log.error('could not start a spare sandbox (%s): %s', image, exc)
                 with self._cond:
                     # Back off before trying again; stop() wakes this.
                     self._cond.wait(timeout=min(30.0, 2.0**failures))

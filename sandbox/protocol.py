@@ -86,9 +86,8 @@ class SupervisorFailure(Exception):
     """The supervisor could not run the request (e.g. exec failed)."""
 
 
-_INT_FIELDS = ('exited', 'exit_code', 'signal', 'wall_timeout', 'cpu_timeout',
-               'cpu_us', 'wall_us', 'maxrss_kb', 'oom_kills', 'out_size',
-               'err_size', 'out_len', 'err_len', 'art_len')
+_INT_FIELDS = ('exited', 'exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'cpu_us', 'wall_us',
+               'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len', 'art_len')
 _ARTIFACT_STATUSES = ('none', 'ok', 'missing', 'too_big')
 
 
@@ -124,25 +123,21 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
         raise ProtocolError('header too long')
     fields = _parse_header(_recv_exact(sock, length))
     if fields.get('ok') != '1':
-        raise SupervisorFailure(
-            fields.get('error', 'unknown supervisor error')[:200])
+        raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
     try:
         n = {k: int(fields[k]) for k in _INT_FIELDS}
     except (KeyError, ValueError):
         raise ProtocolError('missing or non-integer header field') from None
     if fields.get('art_status') not in _ARTIFACT_STATUSES:
         raise ProtocolError('bad artifact status')
-    if not (0 <= n['out_len'] <= request.out_send
-            and 0 <= n['err_len'] <= request.err_send
+    if not (0 <= n['out_len'] <= request.out_send and 0 <= n['err_len'] <= request.err_send
             and 0 <= n['art_len'] <= request.artifact_max):
         raise ProtocolError('payload longer than requested')
-    if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size',
-                              'err_size')):
+    if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size')):
         raise ProtocolError('negative measurement')
     stdout = _recv_exact(sock, n['out_len'])
     stderr = _recv_exact(sock, n['err_len'])
-    artifact = _recv_exact(
-        sock, n['art_len']) if fields['art_status'] == 'ok' else None
+    artifact = _recv_exact(sock, n['art_len']) if fields['art_status'] == 'ok' else None
     return RunResponse(exited=bool(n['exited']),
                        exit_code=n['exit_code'],
                        signal=n['signal'],

@@ -38,9 +38,7 @@ class CaseResult:
     def from_failed_compile(cls, compiled: CompileResult) -> 'CaseResult':
         """The result every case of a job gets when its compile step did not succeed."""
         assert not compiled.ok
-        return cls(status=compiled.status,
-                   exit_code=0,
-                   stderr=compiled.message)
+        return cls(status=compiled.status, exit_code=0, stderr=compiled.message)
 
     @classmethod
     def judge_error(cls, message: str) -> 'CaseResult':

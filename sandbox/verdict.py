@@ -28,20 +28,16 @@ def exit_code_of(run: RunResponse) -> int:
     return -run.signal if run.signal else run.exit_code
 
 
-def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain,
-              expected: bytes) -> Status:
+def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: bytes) -> Status:
     cpu_ms = run.cpu_us / 1000
     if (run.cpu_timeout or run.wall_timeout or cpu_ms > limits.time_ms
-            or run.wall_us / 1000 > limits.wall_ms
-            or run.signal == signals.SIGXCPU):
+            or run.wall_us / 1000 > limits.wall_ms or run.signal == signals.SIGXCPU):
         return Status.TLE
     failed = run.signal != 0 or run.exit_code != 0
     if (run.maxrss_kb > limits.memory_kb or run.oom_kills > 0
-            or (failed and any(m in run.stderr
-                               for m in toolchain.out_of_memory_markers))):
+            or (failed and any(m in run.stderr for m in toolchain.out_of_memory_markers))):
         return Status.MLE
-    if (run.out_size > limits.output_bytes
-            or run.err_size > limits.output_bytes
+    if (run.out_size > limits.output_bytes or run.err_size > limits.output_bytes
             or run.signal == signals.SIGXFSZ):
         return Status.OLE
     if failed:
@@ -54,8 +50,8 @@ def report_text(data: bytes, limit: int) -> str:
     return data[:limit].decode('utf-8', errors='replace')
 
 
-def case_result(run: RunResponse, limits: Limits, toolchain: Toolchain,
-                expected: bytes, report_limit: int) -> CaseResult:
+def case_result(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: bytes,
+                report_limit: int) -> CaseResult:
     return CaseResult(status=status_of(run, limits, toolchain, expected),
                       exit_code=exit_code_of(run),
                       exec_time_ms=round(run.cpu_us / 1000),

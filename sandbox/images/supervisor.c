@@ -50,6 +50,7 @@
 #define JOB_DIR "/box/job"
 #define SCRATCH_DIR "/work"
 #define TMP_DIR "/tmp"
+#define OUT_DIR "/out"
 
 static int sock = -1;
 
@@ -303,8 +304,6 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     memset(oc, 0, sizeof *oc);
     wipe(SCRATCH_DIR);
     wipe(TMP_DIR);
-    /* Output files are nameless (O_TMPFILE): the submission reaches them only
-     * through its own stdout and stderr. RLIMIT_FSIZE bounds each. */
     if (populate(rq->workdir) < 0) {
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
@@ -417,10 +416,13 @@ static void serve(char *buf, uint32_t len) {
         if (send_header(header) < 0) _exit(0);
         return;
     }
-    int out_fd = open(SCRATCH_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    int err_fd = open(SCRATCH_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int out_fd = open(OUT_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int err_fd = open(OUT_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (out_fd < 0 || err_fd < 0) die("O_TMPFILE");
     struct outcome oc;
+    /* Output files are nameless (O_TMPFILE) in a tmpfs of their own: the
+     * submission reaches them only through its stdout and stderr, RLIMIT_FSIZE
+     * bounds each, and filling the working folder does not starve them. */
     int failed = run(&rq, &oc, out_fd, err_fd, error, sizeof error);
 
     int art_fd = -1;

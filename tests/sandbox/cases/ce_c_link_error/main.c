@@ -1,0 +1,2 @@
+void missing(void);
+int main(void) { missing(); return 0; }

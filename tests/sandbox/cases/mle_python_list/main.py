@@ -1,0 +1,3 @@
+keep = []
+while True:
+    keep.append(bytearray(1 << 20))

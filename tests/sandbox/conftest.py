@@ -1,0 +1,91 @@
+"""Fixtures for tests that run real Docker sandboxes.
+
+They fail (never skip) when the engine or the images are missing: CI must
+have them (`scripts/setup.sh` installs and starts both).
+"""
+import pathlib
+import uuid
+
+import docker
+import pytest
+
+from sandbox.container import LABEL
+from sandbox.docker_sandbox import ROOT_LABEL, DockerSandbox, SandboxSettings
+from sandbox.job import SandboxJob
+from sandbox.languages import Language
+
+CANARY = pathlib.Path('/tmp/oj-sandbox-canary')
+SECRET = b'SECRET answer 1234'
+
+
+def _containers_of(client, root: pathlib.Path):
+    return client.containers.list(all=True,
+                                  filters={'label': [LABEL, f'{ROOT_LABEL}={root.resolve()}']})
+
+
+@pytest.fixture(scope='session')
+def docker_client():
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception as exc:  # any failure here means the host is not set up
+        pytest.fail(f'Docker engine unavailable ({exc}); run scripts/setup.sh')
+    for image in (SandboxSettings.cpp_image, SandboxSettings.python_image):
+        try:
+            client.images.get(image)
+        except docker.errors.ImageNotFound:
+            pytest.fail(f'sandbox image {image} missing; run sandbox/images/build-offline.sh')
+    return client
+
+
+@pytest.fixture(scope='session')
+def sandbox_root(tmp_path_factory):
+    return tmp_path_factory.mktemp('sandbox-root')
+
+
+@pytest.fixture(scope='session')
+def sandbox(docker_client, sandbox_root):
+    sb = DockerSandbox(SandboxSettings(root=sandbox_root,
+                                       max_containers=4,
+                                       output_limit=8 * 1024 * 1024,
+                                       report_limit=8192),
+                       client=docker_client)
+    sb.start()
+    yield sb
+    sb.stop()
+    sb.join(60)
+    left = _containers_of(docker_client, sandbox_root)
+    for c in left:
+        c.remove(force=True)
+    assert not left, f'sandbox containers left behind: {[c.name for c in left]}'
+
+
+@pytest.fixture(scope='session')
+def canary():
+    CANARY.write_bytes(b'canary\n')
+    CANARY.chmod(0o644)
+    yield CANARY
+    CANARY.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope='session')
+def other_job(sandbox, tmp_path_factory):
+    """A live job of someone else, holding secrets, while the tests run."""
+    src = tmp_path_factory.mktemp('other-job') / 'src'
+    src.mkdir()
+    (src / 'main.c').write_bytes(b'/* ' + SECRET + b' */\nint main(void) { return 0; }\n')
+    (src / 'secret.txt').write_bytes(SECRET + b'\n')
+    job = SandboxJob(key=f'other-{uuid.uuid4()}', language=Language.C, source_dir=src)
+    assert sandbox.compile(job).ok
+    yield job
+    sandbox.release(job.key)
+
+
+def assert_nothing_left_running(client, root: pathlib.Path):
+    """Every sandbox container runs its supervisor and nothing else."""
+    for container in _containers_of(client, root):
+        container.reload()
+        if container.status != 'running':
+            continue
+        processes = container.top()['Processes']
+        assert len(processes) == 1, f'{container.name} still runs {processes}'
