@@ -1,0 +1,5 @@
+import sys
+
+from localbackend.cli import main
+
+sys.exit(main())

@@ -1,0 +1,4 @@
+int main(void) {
+    volatile unsigned long spin = 0;
+    for (;;) spin++;
+}
