@@ -1,0 +1,626 @@
+import json
+import logging
+import threading
+import traceback
+
+import pytest
+import requests
+import responses
+
+from dispatcher.job import TaskMeta
+from runner.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError,
+                           Outcome, ProtocolError, TransportError,
+                           Unauthorized, UnexpectedStatus)
+from runner.reports import AbortReason
+from runner.waiting import Interrupted
+from runner.wire import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
+from sandbox.languages import Language
+
+BASE = 'http://backend:8080'
+RUNNER_TOKEN = 'rk_runner-secret'
+SANDBOX_TOKEN = 'sandbox-secret'
+REGISTRATION_TOKEN = 'registration-secret'
+SIGNATURE = 'sig-secret'
+CODE_URL = f'https://store.example/bucket/code.zip?sig={SIGNATURE}'
+SECRETS = (RUNNER_TOKEN, SANDBOX_TOKEN, REGISTRATION_TOKEN, SIGNATURE)
+RN = 'rn_01'
+JB = 'jb_01'
+
+
+@pytest.fixture
+def mock():
+    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
+        yield rsps
+
+
+@pytest.fixture
+def client():
+    return BackendClient(BASE, sandbox_token=SANDBOX_TOKEN).with_identity(
+        RunnerIdentity(RN, RUNNER_TOKEN))
+
+
+def job_body(**changes):
+    body = {
+        'job_id':
+        JB,
+        'submission_id':
+        '6650aa',
+        'problem_id':
+        7,
+        'language':
+        1,
+        'code_url':
+        CODE_URL,
+        'checker':
+        'diff',
+        'tasks': [{
+            'taskScore': 40,
+            'memoryLimit': 65536,
+            'timeLimit': 1000,
+            'caseCount': 3
+        }, {
+            'taskScore': 60,
+            'memoryLimit': 1024,
+            'timeLimit': 500,
+            'caseCount': 1
+        }],
+    }
+    body.update(changes)
+    return {key: value for key, value in body.items() if value is not ...}
+
+
+# -- register -------------------------------------------------------------
+
+
+def test_register_parses_identity_and_config(mock):
+    mock.post(f'{BASE}/runners/register',
+              status=201,
+              json={
+                  'runner_id': RN,
+                  'token': RUNNER_TOKEN,
+                  'config': {
+                      'heartbeat_interval_sec': 10,
+                      'poll_interval_sec': 1.5,
+                      'max_concurrent_jobs': 2
+                  }
+              })
+    registration = BackendClient(BASE).register(REGISTRATION_TOKEN, 'judge-7')
+    assert registration.identity == RunnerIdentity(RN, RUNNER_TOKEN)
+    assert registration.config == RunnerConfig(10, 1.5, 2)
+    request = mock.calls[0].request
+    assert json.loads(request.body) == {
+        'registration_token': REGISTRATION_TOKEN,
+        'name': 'judge-7'
+    }
+    assert 'Authorization' not in request.headers
+
+
+def test_register_missing_config_keys_fall_back_to_defaults(mock):
+    mock.post(f'{BASE}/runners/register',
+              status=201,
+              json={
+                  'runner_id': RN,
+                  'token': RUNNER_TOKEN,
+                  'config': {
+                      'max_concurrent_jobs': 4
+                  }
+              })
+    config = BackendClient(BASE).register(REGISTRATION_TOKEN, 'x').config
+    assert config == RunnerConfig(heartbeat_interval_sec=15,
+                                  poll_interval_sec=3,
+                                  max_concurrent_jobs=4)
+
+
+def test_register_without_config_uses_defaults(mock):
+    mock.post(f'{BASE}/runners/register',
+              status=201,
+              json={
+                  'runner_id': RN,
+                  'token': RUNNER_TOKEN
+              })
+    assert BackendClient(BASE).register(REGISTRATION_TOKEN,
+                                        'x').config == RunnerConfig()
+
+
+def test_register_401_is_unauthorized(mock):
+    mock.post(f'{BASE}/runners/register', status=401)
+    with pytest.raises(Unauthorized):
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+def test_register_5xx_is_unexpected_status(mock):
+    mock.post(f'{BASE}/runners/register', status=503)
+    with pytest.raises(UnexpectedStatus) as caught:
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+    assert caught.value.status == 503
+
+
+def test_register_connection_error_is_transport_error(mock):
+    mock.post(f'{BASE}/runners/register',
+              body=requests.ConnectionError('refused'))
+    with pytest.raises(TransportError):
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+@pytest.mark.parametrize('body, field', [
+    ({
+        'token': RUNNER_TOKEN
+    }, 'runner_id'),
+    ({
+        'runner_id': 'rn/../x',
+        'token': RUNNER_TOKEN
+    }, 'runner_id'),
+    ({
+        'runner_id': RN
+    }, 'token'),
+    ({
+        'runner_id': RN,
+        'token': 5
+    }, 'token'),
+    ({
+        'runner_id': RN,
+        'token': RUNNER_TOKEN,
+        'config': []
+    }, 'config'),
+    ({
+        'runner_id': RN,
+        'token': RUNNER_TOKEN,
+        'config': {
+            'heartbeat_interval_sec': 0
+        }
+    }, 'config.heartbeat_interval_sec'),
+    ({
+        'runner_id': RN,
+        'token': RUNNER_TOKEN,
+        'config': {
+            'poll_interval_sec': 'fast'
+        }
+    }, 'config.poll_interval_sec'),
+    ({
+        'runner_id': RN,
+        'token': RUNNER_TOKEN,
+        'config': {
+            'max_concurrent_jobs': 1.5
+        }
+    }, 'config.max_concurrent_jobs'),
+    ({
+        'runner_id': RN,
+        'token': RUNNER_TOKEN,
+        'config': {
+            'max_concurrent_jobs': True
+        }
+    }, 'config.max_concurrent_jobs'),
+    ([], 'register body'),
+])
+def test_register_malformed_body_names_the_field(mock, body, field):
+    mock.post(f'{BASE}/runners/register', status=201, json=body)
+    with pytest.raises(ProtocolError, match=field.replace('.', r'\.')):
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+def test_register_non_json_body(mock):
+    mock.post(f'{BASE}/runners/register', status=201, body='<html>')
+    with pytest.raises(ProtocolError, match='not JSON'):
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+# -- heartbeat --------------------------------------------------------------
+
+
+@pytest.mark.parametrize('status, outcome', [
+    (204, Outcome.ACCEPTED),
+    (401, Outcome.UNAUTHORIZED),
+    (404, Outcome.FAILED),
+    (500, Outcome.FAILED),
+    (503, Outcome.FAILED),
+])
+def test_heartbeat_statuses(mock, client, status, outcome):
+    mock.post(f'{BASE}/runners/{RN}/heartbeat', status=status)
+    assert client.heartbeat(['jb_1', 'jb_2']).outcome is outcome
+    request = mock.calls[0].request
+    assert json.loads(request.body) == {'active_job_ids': ['jb_1', 'jb_2']}
+    assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
+    assert request.req_kwargs['timeout'][0] > 0 and request.req_kwargs[
+        'timeout'][1] > 0
+
+
+def test_heartbeat_connection_error_is_failed(mock, client):
+    mock.post(f'{BASE}/runners/{RN}/heartbeat',
+              body=requests.ConnectTimeout('slow'))
+    answer = client.heartbeat([])
+    assert answer.outcome is Outcome.FAILED
+    assert 'ConnectTimeout' in answer.detail
+
+
+def test_runner_calls_need_an_identity():
+    with pytest.raises(RuntimeError):
+        BackendClient(BASE).heartbeat([])
+
+
+# -- next-job ---------------------------------------------------------------
+
+
+def test_next_job_parses_the_payload(mock, client):
+    mock.get(f'{BASE}/runners/{RN}/next-job',
+             status=200,
+             json=job_body(problem_id='07'))
+    claim = client.next_job()
+    assert claim == JobPayload(job_id=JB,
+                               submission_id='6650aa',
+                               problem_id=7,
+                               language=Language.CPP,
+                               tasks=(TaskMeta(40, 65536, 1000,
+                                               3), TaskMeta(60, 1024, 500, 1)),
+                               code_url=CODE_URL)
+    request = mock.calls[0].request
+    assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
+    assert 'wait' not in request.url
+
+
+def test_next_job_204_is_none(mock, client):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=204)
+    assert client.next_job() is None
+
+
+def test_next_job_long_poll_timeout_exceeds_the_wait(mock, client):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=204)
+    assert client.next_job(wait_sec=45) is None
+    request = mock.calls[0].request
+    assert request.url.endswith('?wait=45')
+    assert request.req_kwargs['timeout'][1] >= 45 + LONG_POLL_MARGIN_SEC
+
+
+@pytest.mark.parametrize('status, error', [(401, Unauthorized),
+                                           (500, UnexpectedStatus),
+                                           (404, UnexpectedStatus)])
+def test_next_job_error_statuses(mock, client, status, error):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=status)
+    with pytest.raises(error):
+        client.next_job()
+
+
+def test_next_job_connection_error(mock, client):
+    mock.get(f'{BASE}/runners/{RN}/next-job',
+             body=requests.ReadTimeout('slow'))
+    with pytest.raises(TransportError, match='ReadTimeout'):
+        client.next_job()
+
+
+@pytest.mark.parametrize('body', [
+    'not json', '[1, 2]', '{"problem_id": 7}', '{"job_id": 7}',
+    '{"job_id": "../../etc"}', '{"job_id": ""}'
+])
+def test_next_job_without_a_usable_job_id_is_a_protocol_error(
+        mock, client, body):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, body=body)
+    with pytest.raises(ProtocolError):
+        client.next_job()
+
+
+@pytest.mark.parametrize('changes, field', [
+    ({
+        'submission_id': ...
+    }, 'submission_id'),
+    ({
+        'submission_id': 6650
+    }, 'submission_id'),
+    ({
+        'problem_id': ...
+    }, 'problem_id'),
+    ({
+        'problem_id': 'seven'
+    }, 'problem_id'),
+    ({
+        'problem_id': '-7'
+    }, 'problem_id'),
+    ({
+        'problem_id': 7.5
+    }, 'problem_id'),
+    ({
+        'problem_id': True
+    }, 'problem_id'),
+    ({
+        'problem_id': -1
+    }, 'problem_id'),
+    ({
+        'language': ...
+    }, 'language'),
+    ({
+        'language': 3
+    }, 'language'),
+    ({
+        'language': '0'
+    }, 'language'),
+    ({
+        'code_url': ...
+    }, 'code_url'),
+    ({
+        'code_url': 'file:///etc/passwd'
+    }, 'code_url'),
+    ({
+        'code_url': 42
+    }, 'code_url'),
+    ({
+        'tasks': ...
+    }, 'tasks'),
+    ({
+        'tasks': []
+    }, 'tasks'),
+    ({
+        'tasks': {}
+    }, 'tasks'),
+    ({
+        'tasks': [5]
+    }, 'tasks[0]'),
+    ({
+        'tasks': [{
+            'memoryLimit': 1,
+            'timeLimit': 1,
+            'caseCount': 1
+        }]
+    }, 'tasks[0].taskScore'),
+    ({
+        'tasks': [{
+            'taskScore': 100,
+            'memoryLimit': '64M',
+            'timeLimit': 1,
+            'caseCount': 1
+        }]
+    }, 'tasks[0].memoryLimit'),
+    ({
+        'tasks': [{
+            'taskScore': 100,
+            'memoryLimit': 1,
+            'timeLimit': 0,
+            'caseCount': 1
+        }]
+    }, 'tasks[0].timeLimit'),
+    ({
+        'tasks': [{
+            'taskScore': 100,
+            'memoryLimit': 1,
+            'timeLimit': 1,
+            'caseCount': 0
+        }]
+    }, 'tasks[0].caseCount'),
+    ({
+        'tasks': [{
+            'taskScore': 100,
+            'memoryLimit': 1,
+            'timeLimit': 1,
+            'caseCount': 101
+        }]
+    }, 'tasks[0].caseCount'),
+])
+def test_next_job_malformed_field_is_a_bad_claim_naming_it(
+        mock, client, changes, field):
+    mock.get(f'{BASE}/runners/{RN}/next-job',
+             status=200,
+             json=job_body(**changes))
+    claim = client.next_job()
+    assert isinstance(claim, BadClaim)
+    assert claim.job_id == JB
+    assert claim.problem.startswith(field)
+    assert SIGNATURE not in claim.problem
+
+
+def test_next_job_oversized_body_is_refused(mock, client):
+    mock.get(f'{BASE}/runners/{RN}/next-job',
+             status=200,
+             body='{"x": "' + 'a' * (2 << 20) + '"}')
+    with pytest.raises(DownloadError):
+        client.next_job()
+
+
+# -- complete and abort -------------------------------------------------------
+
+REPORT_STATUSES = [
+    (204, Outcome.ACCEPTED),
+    (200, Outcome.ACCEPTED),
+    (409, Outcome.CONFLICT),
+    (404, Outcome.NOT_FOUND),
+    (400, Outcome.BAD_REQUEST),
+    (401, Outcome.UNAUTHORIZED),
+    (500, Outcome.FAILED),
+    (502, Outcome.FAILED),
+    (418, Outcome.FAILED),
+]
+
+
+@pytest.mark.parametrize('status, outcome', REPORT_STATUSES)
+def test_complete_statuses(mock, client, status, outcome):
+    tasks = [[{'status': 'AC'}]]
+    mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/complete', status=status)
+    assert client.complete(JB, tasks).outcome is outcome
+    request = mock.calls[0].request
+    assert json.loads(request.body) == {'tasks': tasks}
+    assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
+
+
+@pytest.mark.parametrize('status, outcome',
+                         [(202, Outcome.ACCEPTED)] + REPORT_STATUSES[2:])
+def test_abort_statuses(mock, client, status, outcome):
+    mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/abort', status=status)
+    assert client.abort(JB, AbortReason.DRAIN).outcome is outcome
+    assert json.loads(mock.calls[0].request.body) == {'reason': 'drain'}
+
+
+@pytest.mark.parametrize('call', ['complete', 'abort'])
+def test_reports_connection_error_is_failed(mock, client, call):
+    mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/{call}',
+             body=requests.ConnectionError('down'))
+    answer = client.complete(JB, []) if call == 'complete' else client.abort(
+        JB, AbortReason.PREP_FAILED)
+    assert answer.outcome is Outcome.FAILED
+
+
+# -- testdata and code ------------------------------------------------------
+
+
+def test_checksum(mock, client):
+    mock.get(f'{BASE}/problem/7/checksum', status=200, json={'data': 'abc123'})
+    assert client.testdata_checksum(7) == 'abc123'
+    request = mock.calls[0].request
+    assert request.url.endswith(f'?token={SANDBOX_TOKEN}')
+    assert 'Authorization' not in request.headers
+
+
+@pytest.mark.parametrize('status, error', [(401, Unauthorized),
+                                           (403, UnexpectedStatus),
+                                           (404, UnexpectedStatus),
+                                           (500, UnexpectedStatus)])
+def test_checksum_error_statuses(mock, client, status, error):
+    mock.get(f'{BASE}/problem/7/checksum', status=status)
+    with pytest.raises(error) as caught:
+        client.testdata_checksum(7)
+    assert SANDBOX_TOKEN not in str(caught.value)
+
+
+@pytest.mark.parametrize('body', [{'data': ''}, {'data': 5}, {}, ['abc']])
+def test_checksum_malformed_body(mock, client, body):
+    mock.get(f'{BASE}/problem/7/checksum', status=200, json=body)
+    with pytest.raises(ProtocolError):
+        client.testdata_checksum(7)
+
+
+def test_download_testdata_writes_the_file(mock, client, tmp_path):
+    mock.get(f'{BASE}/problem/7/testdata', status=200, body=b'zipbytes')
+    dest = tmp_path / 't.zip'
+    size = client.download_testdata(7,
+                                    dest,
+                                    max_bytes=100,
+                                    deadline_sec=10,
+                                    stop=threading.Event())
+    assert (size, dest.read_bytes()) == (8, b'zipbytes')
+    assert mock.calls[0].request.url.endswith(f'?token={SANDBOX_TOKEN}')
+
+
+@pytest.mark.parametrize('status, error', [(401, Unauthorized),
+                                           (404, UnexpectedStatus),
+                                           (500, UnexpectedStatus)])
+def test_download_testdata_error_statuses(mock, client, tmp_path, status,
+                                          error):
+    mock.get(f'{BASE}/problem/7/testdata', status=status)
+    with pytest.raises(error):
+        client.download_testdata(7,
+                                 tmp_path / 't.zip',
+                                 max_bytes=100,
+                                 deadline_sec=10,
+                                 stop=threading.Event())
+
+
+def test_download_is_bounded_in_size(mock, client, tmp_path):
+    mock.get(f'{BASE}/problem/7/testdata', status=200, body=b'x' * 101)
+    with pytest.raises(DownloadError, match='limit'):
+        client.download_testdata(7,
+                                 tmp_path / 't.zip',
+                                 max_bytes=100,
+                                 deadline_sec=10,
+                                 stop=threading.Event())
+
+
+@pytest.mark.parametrize('declared', [True, False])
+def test_download_is_bounded_in_size_whatever_it_declares(
+        mock, client, declared):
+    mock.get(CODE_URL,
+             status=200,
+             body=b'x' * 180,
+             auto_calculate_content_length=declared)
+    with pytest.raises(DownloadError, match='limit'):
+        client.download_code(CODE_URL,
+                             max_bytes=100,
+                             deadline_sec=10,
+                             stop=threading.Event())
+    assert ('Content-Length' in mock.calls[0].response.headers) == declared
+
+
+def test_download_is_bounded_in_time(mock, tmp_path):
+    now = [0.0]
+
+    def clock():
+        now[0] += 6
+        return now[0]
+
+    slow = BackendClient(BASE, clock=clock)
+    mock.get(CODE_URL, status=200, body=b'x' * (200 * 1024))
+    with pytest.raises(DownloadError, match='longer than'):
+        slow.download_code(CODE_URL,
+                           max_bytes=1 << 20,
+                           deadline_sec=10,
+                           stop=threading.Event())
+
+
+def test_download_stops_on_stop(mock, client):
+    stop = threading.Event()
+    stop.set()
+    mock.get(CODE_URL, status=200, body=b'x' * 10)
+    with pytest.raises(Interrupted):
+        client.download_code(CODE_URL,
+                             max_bytes=100,
+                             deadline_sec=10,
+                             stop=stop)
+
+
+def test_download_code_sends_no_authorization(mock, client):
+    mock.get(CODE_URL, status=200, body=b'PK...')
+    assert client.download_code(CODE_URL,
+                                max_bytes=100,
+                                deadline_sec=10,
+                                stop=threading.Event()) == b'PK...'
+    assert 'Authorization' not in mock.calls[0].request.headers
+
+
+@pytest.mark.parametrize('status', [403, 404, 500])
+def test_download_code_error_statuses(mock, client, status):
+    mock.get(CODE_URL, status=status)
+    with pytest.raises(UnexpectedStatus) as caught:
+        client.download_code(CODE_URL,
+                             max_bytes=100,
+                             deadline_sec=10,
+                             stop=threading.Event())
+    assert SIGNATURE not in str(caught.value)
+    assert 'store.example/bucket/code.zip' in str(caught.value)
+
+
+# -- secrets ------------------------------------------------------------------
+
+
+def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path,
+                                                   caplog):
+    """Every failing call, logged the way the runner logs them (with tracebacks)."""
+    caplog.set_level(logging.DEBUG)
+    down = requests.ConnectionError(
+        f'Max retries exceeded with url: /x?sig={SIGNATURE}'
+        f'&token={SANDBOX_TOKEN}')
+    mock.get(CODE_URL, body=down)
+    mock.get(f'{BASE}/problem/7/checksum', body=down)
+    mock.get(f'{BASE}/problem/7/testdata', body=down)
+    mock.post(f'{BASE}/runners/register', body=down)
+    mock.get(f'{BASE}/runners/{RN}/next-job', body=down)
+    mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/complete', body=down)
+    calls = [
+        lambda: client.download_code(
+            CODE_URL, max_bytes=10, deadline_sec=1, stop=threading.Event()),
+        lambda: client.testdata_checksum(7),
+        lambda: client.download_testdata(7,
+                                         tmp_path / 'z',
+                                         max_bytes=10,
+                                         deadline_sec=1,
+                                         stop=threading.Event()),
+        lambda: BackendClient(BASE).register(REGISTRATION_TOKEN, 'x'),
+        client.next_job,
+    ]
+    texts = []
+    for call in calls:
+        with pytest.raises(TransportError) as caught:
+            call()
+        logging.getLogger('test').exception('call failed: %s', caught.value)
+        texts.append(''.join(traceback.format_exception(caught.value)))
+    texts.append(client.complete(JB, []).detail)
+    texts.append(caplog.text)
+    texts += [repr(client), repr(RunnerIdentity(RN, RUNNER_TOKEN))]
+    mock.get(f'{BASE}/runners/{RN}/next-job', json=job_body())
+    texts.append(repr(client.next_job()))
+    everything = '\n'.join(texts)
+    for secret in SECRETS:
+        assert secret not in everything

@@ -1,0 +1,138 @@
+import pathlib
+
+import pytest
+
+from runner.config import ConfigError, Settings
+
+TOKEN = 'reg-secret-123'
+
+
+def settings(**env):
+    return Settings.from_env({
+        'RUNNER_REGISTRATION_TOKEN': TOKEN,
+        **env
+    },
+                             hostname=lambda: 'judge-7')
+
+
+def test_defaults():
+    s = settings()
+    assert s.backend_url == 'http://web:8080'
+    assert s.registration_token == TOKEN
+    assert s.runner_name == 'judge-7'
+    assert s.sandbox_token == ''
+    assert s.redis_url is None
+    assert s.max_container_number == 8
+    assert s.drain_timeout_sec == 540
+    assert s.data_dir == pathlib.Path('data')
+    assert s.testdata_root == pathlib.Path('data/testdata')
+    assert s.submission_dir == pathlib.Path('data/submissions')
+    assert s.submission_backup_dir == pathlib.Path('data/backup')
+    assert s.docker_url == 'unix:///var/run/docker.sock'
+    assert s.long_poll_sec == 25
+    assert s.output_limit == 32 * 1024 * 1024
+    assert s.report_output_limit == 8192
+    assert s.log_level == 'INFO'
+    assert s.log_format == 'text'
+    assert s.metrics_port is None
+
+
+def test_every_setting_is_read():
+    s = settings(BACKEND_URL='https://judge.example.edu/api/',
+                 RUNNER_NAME='room-101',
+                 SANDBOX_TOKEN='sbx',
+                 REDIS_URL='redis://cache:6379/2',
+                 MAX_CONTAINER_NUMBER='3',
+                 DRAIN_TIMEOUT_SEC='120.5',
+                 DATA_DIR='/srv/runner',
+                 TESTDATA_ROOT='/fast/testdata',
+                 DOCKER_URL='tcp://docker:2375',
+                 LONG_POLL_SEC='0',
+                 OUTPUT_LIMIT='1024',
+                 REPORT_OUTPUT_LIMIT='100',
+                 LOG_LEVEL='debug',
+                 LOG_FORMAT='JSON',
+                 METRICS_PORT='9100')
+    assert s.backend_url == 'https://judge.example.edu/api'
+    assert s.runner_name == 'room-101'
+    assert s.sandbox_token == 'sbx'
+    assert s.redis_url == 'redis://cache:6379/2'
+    assert s.max_container_number == 3
+    assert s.drain_timeout_sec == 120.5
+    assert s.testdata_root == pathlib.Path('/fast/testdata')
+    assert s.submission_dir == pathlib.Path('/srv/runner/submissions')
+    assert s.submission_backup_dir == pathlib.Path('/srv/runner/backup')
+    assert s.docker_url == 'tcp://docker:2375'
+    assert s.long_poll_sec == 0
+    assert (s.output_limit, s.report_output_limit) == (1024, 100)
+    assert (s.log_level, s.log_format, s.metrics_port) == ('DEBUG', 'json',
+                                                           9100)
+
+
+@pytest.mark.parametrize('value', ['', '   '])
+def test_registration_token_is_required(value):
+    with pytest.raises(ConfigError, match='RUNNER_REGISTRATION_TOKEN'):
+        Settings.from_env({'RUNNER_REGISTRATION_TOKEN': value})
+    with pytest.raises(ConfigError, match='RUNNER_REGISTRATION_TOKEN'):
+        Settings.from_env({})
+
+
+@pytest.mark.parametrize('name, value', [
+    ('MAX_CONTAINER_NUMBER', '0'),
+    ('MAX_CONTAINER_NUMBER', '-2'),
+    ('MAX_CONTAINER_NUMBER', '2.5'),
+    ('MAX_CONTAINER_NUMBER', 'many'),
+    ('DRAIN_TIMEOUT_SEC', '0'),
+    ('DRAIN_TIMEOUT_SEC', '-1'),
+    ('DRAIN_TIMEOUT_SEC', 'nan'),
+    ('DRAIN_TIMEOUT_SEC', 'inf'),
+    ('LONG_POLL_SEC', '-1'),
+    ('LONG_POLL_SEC', 'soon'),
+    ('OUTPUT_LIMIT', '0'),
+    ('REPORT_OUTPUT_LIMIT', '8k'),
+    ('METRICS_PORT', '0'),
+    ('METRICS_PORT', '65536'),
+    ('METRICS_PORT', 'http'),
+    ('LOG_LEVEL', 'chatty'),
+    ('LOG_FORMAT', 'xml'),
+    ('BACKEND_URL', 'ftp://web'),
+    ('BACKEND_URL', 'web:8080'),
+    ('BACKEND_URL', 'http://web:99999'),
+    ('BACKEND_URL', 'http://web/?x=1'),
+    ('REDIS_URL', 'http://cache'),
+])
+def test_invalid_values_name_the_setting(name, value):
+    with pytest.raises(ConfigError) as caught:
+        settings(**{name: value})
+    assert str(caught.value).startswith(name)
+
+
+def test_decimal_seconds_are_accepted():
+    s = settings(DRAIN_TIMEOUT_SEC='0.5', LONG_POLL_SEC='2.5')
+    assert (s.drain_timeout_sec, s.long_poll_sec) == (0.5, 2.5)
+
+
+def test_secrets_never_appear_in_errors():
+    with pytest.raises(ConfigError) as caught:
+        settings(REDIS_URL='http://:hunter2@cache:6379')
+    assert 'hunter2' not in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        settings(BACKEND_URL='http://admin:hunter2@web:8080')
+    assert 'hunter2' not in str(caught.value)
+    assert 'BACKEND_URL' in str(caught.value)
+
+
+def test_repr_hides_secrets():
+    s = settings(SANDBOX_TOKEN='sandbox-secret',
+                 REDIS_URL='redis://:hunter2@cache:6379/0')
+    shown = repr(s)
+    for secret in (TOKEN, 'sandbox-secret', 'hunter2'):
+        assert secret not in shown
+    assert 'registration_token=<set>' in shown
+    assert 'max_container_number=8' in shown
+
+
+def test_settings_are_frozen():
+    s = settings()
+    with pytest.raises(AttributeError):
+        s.max_container_number = 3

@@ -1,0 +1,365 @@
+import pathlib
+import threading
+
+import pytest
+
+from dispatcher.job import Job, TaskMeta
+from runner.active_jobs import ActiveJobs
+from runner.client import ProtocolError, TransportError
+from runner.poller import Poller
+from runner.reports import AbortReason, AbortReport
+from runner.wire import BadClaim, JobPayload
+from sandbox.languages import Language
+
+JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
+POLL_SEC = 3
+
+
+def payload(job_id='jb_1'):
+    return JobPayload(job_id=job_id,
+                      submission_id='sub',
+                      problem_id=7,
+                      language=Language.C,
+                      tasks=(TaskMeta(100, 1024, 1000, 1), ),
+                      code_url='https://store/code.zip?sig=s')
+
+
+def job_for(claim):
+    return Job(claim.job_id, claim.submission_id, claim.problem_id,
+               claim.language, claim.tasks,
+               pathlib.Path(f'/jobs/{claim.job_id}.gen'))
+
+
+class FakeTime:
+
+    def __init__(self):
+        self.now = 0.0
+        self.waits = []
+        self.on_wait = None
+
+    def clock(self):
+        return self.now
+
+    def wait(self, stop, seconds):
+        self.waits.append(seconds)
+        if self.on_wait:
+            self.on_wait(len(self.waits))
+        return stop.is_set()
+
+
+class NoJitter:
+
+    def random(self):
+        return 0.0
+
+
+class FakeClient:
+
+    def __init__(self, *answers, duration=0.0, time=None):
+        self.answers = list(answers)
+        self.calls = []
+        self.duration = duration
+        self.time = time
+
+    def next_job(self, wait_sec=0):
+        self.calls.append(wait_sec)
+        if self.time:
+            self.time.now += self.duration
+        answer = self.answers.pop(0) if self.answers else None
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+class FakePreparer:
+    """`script` holds, per attempt, an exception to raise or None to succeed;
+    `during` is called at the start of each attempt with the attempt number."""
+
+    def __init__(self, tracker, script=(None, ), during=None):
+        self.tracker = tracker
+        self.script = list(script)
+        self.during = during
+        self.attempts = 0
+        self.tracked_at_prep = []
+
+    def prepare(self, claim, stop):
+        self.attempts += 1
+        self.tracked_at_prep.append(
+            (claim.job_id in self.tracker.snapshot(), len(self.tracker)))
+        if self.during:
+            self.during(self.attempts)
+        outcome = self.script.pop(0) if self.script else None
+        if outcome is not None:
+            raise outcome
+        return job_for(claim)
+
+
+class FakeDispatcher:
+
+    def __init__(self, result=False):
+        self.result = result
+        self.handled = []
+
+    def handle(self, job):
+        self.handled.append(job)
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+class FakeSender:
+
+    def __init__(self):
+        self.reports = []
+
+    def submit(self, report):
+        self.reports.append(report)
+
+
+class Rig:
+
+    def __init__(self,
+                 *answers,
+                 script=(None, ),
+                 during=None,
+                 dispatch=False,
+                 max_jobs=2,
+                 duration=0.0,
+                 long_poll=0):
+        self.time = FakeTime()
+        self.tracker = ActiveJobs()
+        self.client = FakeClient(*answers, duration=duration, time=self.time)
+        self.preparer = FakePreparer(self.tracker, script, during)
+        self.dispatcher = FakeDispatcher(dispatch)
+        self.sender = FakeSender()
+        self.poller = Poller(self.client,
+                             self.tracker,
+                             self.preparer,
+                             self.dispatcher,
+                             self.sender,
+                             max_concurrent_jobs=max_jobs,
+                             poll_interval_sec=POLL_SEC,
+                             long_poll_sec=long_poll,
+                             clock=self.time.clock,
+                             wait=self.time.wait,
+                             rng=NoJitter())
+
+    def stop(self):
+        self.poller.stop()
+
+
+def test_claims_only_below_capacity():
+    rig = Rig(payload(), max_jobs=2)
+    rig.tracker.add('jb_a')
+    rig.tracker.add('jb_b')
+    rig.poller.poll_once()
+    assert rig.client.calls == []
+    assert rig.time.waits == [POLL_SEC]
+    rig.tracker.remove('jb_a')
+    rig.poller.poll_once()
+    assert len(rig.client.calls) == 1
+    assert [job.job_id for job in rig.dispatcher.handled] == ['jb_1']
+
+
+def test_204_waits_the_poll_interval():
+    rig = Rig(None)
+    rig.poller.poll_once()
+    assert rig.time.waits == [POLL_SEC]
+    assert len(rig.tracker) == 0
+    assert rig.sender.reports == []
+
+
+def test_long_poll_asks_to_wait_and_does_not_wait_again():
+    rig = Rig(None, long_poll=25, duration=25)
+    rig.poller.poll_once()
+    assert rig.client.calls == [25]
+    assert rig.time.waits == []
+
+
+def test_backend_ignoring_the_long_poll_falls_back_to_the_poll_interval():
+    rig = Rig(None, long_poll=25, duration=1)
+    rig.poller.poll_once()
+    assert rig.time.waits == [POLL_SEC - 1]
+
+
+@pytest.mark.parametrize('error',
+                         [TransportError('down'),
+                          ProtocolError('no job_id')])
+def test_next_job_failure_waits_and_claims_nothing(error):
+    rig = Rig(error)
+    rig.poller.poll_once()
+    assert rig.time.waits == [POLL_SEC]
+    assert len(rig.tracker) == 0
+    assert rig.sender.reports == []
+
+
+def test_claim_is_tracked_before_prep():
+    rig = Rig(payload())
+    rig.poller.poll_once()
+    assert rig.preparer.tracked_at_prep == [(True, 1)]
+    assert len(rig.tracker) == 1  # held until its report
+    assert len(rig.dispatcher.handled) == 1
+
+
+def test_prep_retries_with_backoff_then_prep_failed():
+    rig = Rig(payload(),
+              script=[OSError('disk'),
+                      OSError('disk'),
+                      OSError('disk')])
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 3
+    assert rig.time.waits == [1, 2]
+    assert rig.sender.reports == [
+        AbortReport('jb_1', AbortReason.PREP_FAILED, None)
+    ]
+    assert rig.dispatcher.handled == []
+    assert len(rig.tracker) == 1  # the sender releases it, before sending
+
+
+def test_prep_succeeds_on_a_retry():
+    rig = Rig(payload(), script=[OSError('disk'), None])
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 2
+    assert len(rig.dispatcher.handled) == 1
+    assert rig.sender.reports == []
+
+
+def test_stop_during_prep_returns_the_claim_as_drain():
+    rig = Rig(payload(),
+              script=[OSError('interrupted')],
+              during=lambda attempt: rig.stop())
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 1  # stop is checked at the top of every attempt
+    assert rig.sender.reports == [AbortReport('jb_1', AbortReason.DRAIN, None)]
+
+
+def test_stop_during_the_last_attempt_is_still_drain():
+    rig = Rig(payload(),
+              script=[OSError('a'), OSError('b'),
+                      OSError('c')],
+              during=lambda attempt: attempt == 3 and rig.stop())
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 3
+    assert rig.sender.reports == [AbortReport('jb_1', AbortReason.DRAIN, None)]
+
+
+def test_stop_during_a_prep_backoff_is_drain():
+    rig = Rig(payload(), script=[OSError('a'), OSError('b'), OSError('c')])
+    rig.time.on_wait = lambda count: rig.stop()
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 1
+    assert rig.sender.reports == [AbortReport('jb_1', AbortReason.DRAIN, None)]
+
+
+def test_stop_during_a_successful_prep_is_drain_and_nothing_is_dispatched():
+    rig = Rig(payload(), during=lambda attempt: rig.stop())
+    rig.poller.poll_once()
+    assert rig.dispatcher.handled == []
+    assert rig.sender.reports == [
+        AbortReport('jb_1', AbortReason.DRAIN, pathlib.Path('/jobs/jb_1.gen'))
+    ]
+
+
+def test_dispatch_is_attempted_once_and_its_failure_is_prep_failed():
+    rig = Rig(payload(), dispatch=RuntimeError('invalid job'))
+    rig.poller.poll_once()
+    assert len(rig.dispatcher.handled) == 1
+    assert rig.preparer.attempts == 1
+    assert rig.sender.reports == [
+        AbortReport('jb_1', AbortReason.PREP_FAILED,
+                    pathlib.Path('/jobs/jb_1.gen'))
+    ]
+
+
+def test_dispatch_failure_during_a_stop_is_drain():
+
+    class Latched:
+        handled = []
+
+        def handle(self, job):
+            self.handled.append(job)
+            rig.stop()  # the stop lands while dispatching
+            raise RuntimeError('not accepting')
+
+    rig = Rig(payload())
+    rig.poller._dispatcher = Latched()
+    rig.poller.poll_once()
+    assert rig.sender.reports == [
+        AbortReport('jb_1', AbortReason.DRAIN, pathlib.Path('/jobs/jb_1.gen'))
+    ]
+
+
+def test_supersede_releases_the_older_claim():
+    rig = Rig(payload(), dispatch=True)
+    rig.tracker.add(
+        'jb_1')  # the older generation, still live in the dispatcher
+    rig.poller.poll_once()
+    assert len(rig.tracker) == 1
+    assert rig.tracker.snapshot() == ['jb_1']
+
+
+def test_no_supersede_keeps_both_claims():
+    rig = Rig(payload(), dispatch=False)
+    rig.tracker.add('jb_1')
+    rig.poller.poll_once()
+    assert len(rig.tracker) == 2
+
+
+def test_bad_claim_is_tracked_and_aborted_as_prep_failed():
+    rig = Rig(BadClaim('jb_9', 'language: unknown language 7'))
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 0
+    assert rig.tracker.snapshot() == ['jb_9']
+    assert rig.sender.reports == [
+        AbortReport('jb_9', AbortReason.PREP_FAILED, None)
+    ]
+
+
+def test_the_loop_survives_unexpected_errors():
+    """In a real thread: a crash in next-job and one in dispatch do not end the loop."""
+    done = threading.Event()
+
+    class Dispatcher:
+        calls = 0
+
+        def handle(self, job):
+            Dispatcher.calls += 1
+            if Dispatcher.calls == 1:
+                raise KeyError('dispatcher bug')
+            done.set()
+            rig.stop()
+            return False
+
+    rig = Rig(RuntimeError('client bug'), payload('jb_1'), payload('jb_2'))
+    rig.poller._dispatcher = Dispatcher()
+    rig.poller.start()
+    assert done.wait(JOIN_GUARD_SEC)
+    assert rig.poller.join(JOIN_GUARD_SEC)
+    assert Dispatcher.calls == 2
+    assert rig.sender.reports == [
+        AbortReport('jb_1', AbortReason.PREP_FAILED,
+                    pathlib.Path('/jobs/jb_1.gen'))
+    ]
+
+
+def test_stop_wakes_a_real_wait():
+    """With the default wait: a poller waiting an hour for capacity stops at once."""
+    gated = threading.Event()
+
+    class FullTracker(ActiveJobs):
+
+        def __len__(self):
+            gated.set()
+            return 1
+
+    poller = Poller(FakeClient(),
+                    FullTracker(),
+                    None,
+                    None,
+                    None,
+                    max_concurrent_jobs=1,
+                    poll_interval_sec=3600)
+    poller.start()
+    assert gated.wait(JOIN_GUARD_SEC)
+    poller.stop()
+    assert poller.join(JOIN_GUARD_SEC)

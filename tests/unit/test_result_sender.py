@@ -1,0 +1,279 @@
+import pathlib
+import threading
+
+import pytest
+
+from runner.active_jobs import ActiveJobs
+from runner.client import Answer, Outcome
+from runner.reports import AbortReason, AbortReport, CompleteReport
+from runner.result_sender import ResultSender
+
+JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
+JOB_DIR = pathlib.Path('/jobs/jb_1.gen')
+TASKS = [[{'status': 'AC'}]]
+
+ANSWERS = {
+    '2xx': Answer(Outcome.ACCEPTED, 'HTTP 204'),
+    '409': Answer(Outcome.CONFLICT, 'HTTP 409'),
+    '404': Answer(Outcome.NOT_FOUND, 'HTTP 404'),
+    '400': Answer(Outcome.BAD_REQUEST, 'HTTP 400'),
+    '401': Answer(Outcome.UNAUTHORIZED, 'HTTP 401'),
+    '5xx': Answer(Outcome.FAILED, 'HTTP 503'),
+    'connection error': Answer(Outcome.FAILED, 'PUT ...: ConnectionError'),
+}
+TERMINAL = ['2xx', '409', '404']
+RETRIED = ['401', '5xx', 'connection error']
+
+
+class Rig:
+    """Everything the sender touches writes into one ordered log."""
+
+    def __init__(self, complete=(), abort=()):
+        self.log = []
+        self.complete_answers = [ANSWERS[name] for name in complete]
+        self.abort_answers = [ANSWERS[name] for name in abort]
+        self.sleeps = []
+        self.tracker = LoggingTracker(self.log)
+        self.folders = FakeFolders(self.log)
+        self.sender = ResultSender(self,
+                                   self.tracker,
+                                   self.folders,
+                                   sleep=self.sleeps.append,
+                                   rng=NoJitter())
+
+    def complete(self, job_id, tasks):
+        self.log.append(('complete', job_id))
+        assert tasks == TASKS
+        return self.complete_answers.pop(0)
+
+    def abort(self, job_id, reason):
+        self.log.append(('abort', job_id, reason.value))
+        return self.abort_answers.pop(0)
+
+
+class LoggingTracker(ActiveJobs):
+
+    def __init__(self, log):
+        super().__init__()
+        self.log = log
+
+    def remove(self, job_id):
+        self.log.append(('release', job_id))
+        super().remove(job_id)
+
+
+class FakeFolders:
+
+    def __init__(self, log, fail=False):
+        self.log = log
+        self.fail = fail
+
+    def remove(self, job_dir):
+        self.log.append(('remove', job_dir))
+        if self.fail:
+            raise OSError('busy')
+
+    def back_up(self, job_dir):
+        self.log.append(('back_up', job_dir))
+        if self.fail:
+            raise OSError('busy')
+
+
+class NoJitter:
+
+    def random(self):
+        return 0.0
+
+
+def claimed(rig, job_id='jb_1'):
+    rig.tracker.add(job_id)
+    return rig
+
+
+# -- complete -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('answer', TERMINAL)
+def test_complete_terminal_answers_send_then_finalize(answer):
+    rig = claimed(Rig(complete=[answer]))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    assert rig.log == [('complete', 'jb_1'), ('remove', JOB_DIR),
+                       ('release', 'jb_1')]
+    assert rig.sleeps == []
+    assert len(rig.tracker) == 0
+
+
+def test_complete_400_becomes_abort_rejected_finalized_before_sending():
+    rig = claimed(Rig(complete=['400'], abort=['2xx']))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    assert rig.log == [('complete', 'jb_1'), ('back_up', JOB_DIR),
+                       ('release', 'jb_1'), ('abort', 'jb_1', 'rejected')]
+    assert len(rig.tracker) == 0
+
+
+@pytest.mark.parametrize('answer', RETRIED)
+def test_complete_retries_with_backoff_and_keeps_the_lease(answer):
+    rig = claimed(Rig(complete=[answer, answer, '2xx']))
+    rig.tracker.remove = lambda job_id: (rig.log.append(
+        ('release', job_id)), ActiveJobs.remove(rig.tracker, job_id))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    assert rig.sleeps == [1, 2]
+    assert rig.log == [('complete', 'jb_1')] * 3 + [('remove', JOB_DIR),
+                                                    ('release', 'jb_1')]
+
+
+@pytest.mark.parametrize('answer', RETRIED)
+def test_complete_exhaustion_backs_up_and_gives_up(answer):
+    rig = claimed(Rig(complete=[answer] * 6))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    assert rig.sleeps == [1, 2, 4, 8, 16]
+    assert rig.log == [('complete', 'jb_1')] * 6 + [('back_up', JOB_DIR),
+                                                    ('release', 'jb_1')]
+    assert len(rig.tracker) == 0
+
+
+def test_complete_then_rejected_abort_exhausted():
+    rig = claimed(Rig(complete=['400'], abort=['5xx'] * 6))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    assert rig.log[:3] == [('complete', 'jb_1'), ('back_up', JOB_DIR),
+                           ('release', 'jb_1')]
+    assert rig.log[3:] == [('abort', 'jb_1', 'rejected')] * 6
+    assert rig.sleeps == [1, 2, 4, 8, 16]
+
+
+def test_a_crashing_complete_call_is_retried_and_still_finalized():
+    rig = claimed(Rig())
+
+    def crash(job_id, tasks):
+        rig.log.append(('complete', job_id))
+        raise TypeError('not serializable')
+
+    rig.complete = crash
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    assert rig.log[-2:] == [('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert len(rig.tracker) == 0
+
+
+# -- abort ------------------------------------------------------------------------
+
+REASONS = [AbortReason.DRAIN, AbortReason.PREP_FAILED, AbortReason.REJECTED]
+
+
+def folder_step(reason):
+    return 'back_up' if reason is AbortReason.REJECTED else 'remove'
+
+
+@pytest.mark.parametrize('reason', REASONS)
+@pytest.mark.parametrize('answer', TERMINAL + ['400'])
+def test_abort_finalizes_before_sending(reason, answer):
+    rig = claimed(Rig(abort=[answer]))
+    rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
+    assert rig.log == [(folder_step(reason), JOB_DIR), ('release', 'jb_1'),
+                       ('abort', 'jb_1', reason.value)]
+    assert rig.sleeps == []
+
+
+@pytest.mark.parametrize('reason', REASONS)
+@pytest.mark.parametrize('answer', RETRIED)
+def test_abort_retries(reason, answer):
+    rig = claimed(Rig(abort=[answer, answer, answer, '2xx']))
+    rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
+    assert rig.sleeps == [1, 2, 4]
+    assert rig.log == [(folder_step(reason), JOB_DIR), ('release', 'jb_1')
+                       ] + [('abort', 'jb_1', reason.value)] * 4
+
+
+@pytest.mark.parametrize('reason', REASONS)
+def test_abort_exhaustion_gives_up_already_finalized(reason):
+    rig = claimed(Rig(abort=['5xx'] * 6))
+    rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
+    assert rig.sleeps == [1, 2, 4, 8, 16]
+    assert rig.log == [(folder_step(reason), JOB_DIR), ('release', 'jb_1')
+                       ] + [('abort', 'jb_1', reason.value)] * 6
+
+
+def test_abort_without_a_folder_only_releases():
+    rig = claimed(Rig(abort=['2xx']))
+    rig.sender.process(AbortReport('jb_1', AbortReason.PREP_FAILED, None))
+    assert rig.log == [('release', 'jb_1'), ('abort', 'jb_1', 'prep_failed')]
+
+
+def test_abort_is_sent_even_when_the_folder_cannot_be_removed():
+    rig = claimed(Rig(abort=['2xx']))
+    rig.folders.fail = True
+    rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR))
+    assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1'),
+                       ('abort', 'jb_1', 'drain')]
+    assert len(rig.tracker) == 0
+
+
+def test_reclaim_after_abort_keeps_the_new_claim():
+    """The ABA case: once abort(drain) is answered the same job is claimed
+    again at once; nothing the old claim does afterwards touches the new one."""
+    rig = claimed(Rig())
+
+    def abort(job_id, reason):
+        rig.log.append(('abort', job_id, reason.value))
+        rig.tracker.add(
+            job_id)  # the backend requeued it; the poller re-claims
+        return ANSWERS['2xx']
+
+    rig.abort = abort
+    rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR))
+    assert len(rig.tracker) == 1
+    assert rig.log[-1] == ('abort', 'jb_1', 'drain')
+
+
+# -- the thread -----------------------------------------------------------------
+
+
+def test_stop_flushes_everything_queued_before_it():
+    rig = Rig(complete=['2xx', '5xx', '2xx'], abort=['2xx', '2xx'])
+    for job_id in ('jb_1', 'jb_2', 'jb_3'):
+        rig.tracker.add(job_id)
+    reports = [
+        CompleteReport('jb_1', JOB_DIR, TASKS),
+        AbortReport('jb_2', AbortReason.DRAIN, None),
+        CompleteReport('jb_3', JOB_DIR, TASKS),
+        AbortReport('jb_4', AbortReason.PREP_FAILED, None),
+    ]
+    rig.tracker.add('jb_4')
+    for report in reports:
+        rig.sender.submit(report)
+    rig.sender.stop()
+    rig.sender.start(
+    )  # started after stop: the flush still covers all of them
+    assert rig.sender.join(JOIN_GUARD_SEC)
+    assert len(rig.tracker) == 0
+    assert [entry for entry in rig.log if entry[0] in ('complete', 'abort')
+            ] == [('complete', 'jb_1'), ('abort', 'jb_2', 'drain'),
+                  ('complete', 'jb_3'), ('complete', 'jb_3'),
+                  ('abort', 'jb_4', 'prep_failed')]
+
+
+def test_the_thread_survives_a_failing_report():
+    rig = Rig(complete=['2xx'])
+    rig.tracker.add('jb_2')
+    processed = []
+    real_process = rig.sender.process
+
+    def process(report):
+        processed.append(report.job_id)
+        if report.job_id == 'jb_1':
+            raise RuntimeError('bug')
+        real_process(report)
+
+    rig.sender.process = process
+    rig.sender.start()
+    rig.sender.submit(AbortReport('jb_1', AbortReason.DRAIN, None))
+    rig.sender.submit(CompleteReport('jb_2', JOB_DIR, TASKS))
+    rig.sender.stop()
+    assert rig.sender.join(JOIN_GUARD_SEC)
+    assert processed == ['jb_1', 'jb_2']
+    assert len(rig.tracker) == 0
+
+
+def test_thread_is_a_daemon():
+    rig = Rig()
+    assert rig.sender._thread.daemon
+    assert rig.sender.join(0)
