@@ -6,6 +6,8 @@ import logging
 import os
 import pathlib
 import shutil
+import signal
+import threading
 from typing import Dict, Iterator, Optional
 
 import docker
@@ -19,6 +21,7 @@ from sandbox.pool import SandboxPool
 from sandbox.protocol import RunRequest, RunResponse, SupervisorFailure
 from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.sandbox import Sandbox
+from sandbox.static_memory import writable_bytes
 from sandbox.verdict import Limits, case_result, report_text
 
 log = logging.getLogger(__name__)
@@ -83,6 +86,8 @@ class DockerSandbox(Sandbox):
         labels = {ROOT_LABEL: str(self._root)}
         boxes = self._root / 'boxes'
         self._artifacts = self._root / 'artifacts'
+        self._lock = threading.Lock()
+        self._static_bytes: Dict[pathlib.Path, int] = {}
         self._pool = SandboxPool(
             factory=lambda image: SandboxContainer(self._client, image, boxes, limits, labels),
             max_alive=settings.max_containers,
@@ -153,6 +158,8 @@ class DockerSandbox(Sandbox):
             target = staging / toolchain.artifact
             target.write_bytes(run.artifact)
             target.chmod(0o755)
+            with self._lock:
+                self._static_bytes[staging] = writable_bytes(run.artifact) or 0
             # The compile container serves cases too: give it the program.
             container.add_job_file(target, toolchain.artifact)
         return CompileResult(Status.AC, message)
@@ -163,7 +170,17 @@ class DockerSandbox(Sandbox):
         ready = staging / (toolchain.artifact or toolchain.source_name)
         if not ready.is_file():
             return CaseResult.judge_error('the job was not compiled')
-        expected = case.answer_path.read_bytes()
+        with self._lock:
+            static_bytes = self._static_bytes.get(staging, 0)
+        if static_bytes > case.memory_limit_kb * 1024:
+            return CaseResult(status=Status.MLE,
+                              exit_code=-signal.SIGSEGV,
+                              memory_kb=static_bytes // 1024,
+                              stderr='the program\'s static data exceeds the memory limit')
+        try:
+            expected = case.answer_path.read_bytes()
+        except OSError as exc:
+            return CaseResult.judge_error(f'cannot read the expected output: {exc.strerror}')
         limits = Limits(time_ms=case.time_limit_ms,
                         memory_kb=case.memory_limit_kb,
                         output_bytes=self._settings.output_limit)
@@ -171,7 +188,7 @@ class DockerSandbox(Sandbox):
                              workdir='/work/run',
                              cpu_ms=limits.time_ms,
                              wall_ms=limits.wall_ms,
-                             data_kb=limits.memory_kb,
+                             data_kb=_memory_cap_kb(limits.memory_kb),
                              stack_kb=limits.memory_kb,
                              fsize=limits.output_bytes + 1,
                              out_send=limits.output_bytes,
@@ -187,7 +204,10 @@ class DockerSandbox(Sandbox):
 
     def release(self, job_key: str) -> None:
         self._pool.release(job_key)
-        shutil.rmtree(self._staging(job_key), ignore_errors=True)
+        staging = self._staging(job_key)
+        with self._lock:
+            self._static_bytes.pop(staging, None)
+        shutil.rmtree(staging, ignore_errors=True)
 
     def _staging(self, job_key: str) -> pathlib.Path:
         return self._artifacts / hashlib.sha256(job_key.encode()).hexdigest()[:32]
@@ -202,6 +222,14 @@ class DockerSandbox(Sandbox):
             yield container
         finally:
             self._pool.give_back(container, broken=container.broken)
+
+
+def _memory_cap_kb(limit_kb: int) -> int:
+    """The address-space cap of a run (RLIMIT_DATA), well above its limit: a
+    program that goes over its limit is measured over it (MLE) rather than
+    crashing on a failed allocation; allocations beyond the cap fail, which
+    runtimes report as out-of-memory errors (MLE too)."""
+    return 2 * limit_kb + 64 * 1024
 
 
 def _copy_tree(src: pathlib.Path, dst: pathlib.Path) -> None:

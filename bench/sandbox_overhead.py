@@ -1,0 +1,155 @@
+"""Per-case cost of the sandbox, measured against baselines in the same run.
+
+    python -m bench.sandbox_overhead [--cases 50] [--cpu-runs 20]
+
+1. Judges one job of N hello-world C cases through the sandbox, runs the same
+   program N times directly on the host, and N times in a plain new container
+   per case (same image and limits). Prints the median per-case overhead of
+   each over the direct run, and their ratio.
+2. Judges a ~500 ms CPU-bound program repeatedly and prints the spread of its
+   measured CPU time (coefficient of variation).
+
+Figures are ratios and spreads measured in one run on one machine: they are
+printed, never asserted.
+"""
+import argparse
+import pathlib
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+
+import docker
+
+from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.languages import Language
+
+HELLO = b'#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n'
+SPIN = (b'#include <stdio.h>\n'
+        b'int main(void) {\n'
+        b'    volatile unsigned long x = 0;\n'
+        b'    for (unsigned long i = 0; i < %d; i++) x += i;\n'
+        b'    printf("%%lu\\n", x);\n'
+        b'    return 0;\n'
+        b'}\n')
+
+
+def _median_ms(samples):
+    return statistics.median(samples) * 1000
+
+
+def _time_calls(fn, n):
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def _job(root: pathlib.Path, source: bytes):
+    src = root / 'src'
+    src.mkdir(parents=True)
+    (src / 'main.c').write_bytes(source)
+    (root / '0000.in').write_bytes(b'')
+    (root / '0000.out').write_bytes(b'hello\n')
+    return SandboxJob(key=f'bench-{uuid.uuid4()}', language=Language.C, source_dir=src)
+
+
+def container_per_case(client, image: str, binary_dir: pathlib.Path):
+    """The plain way: a new container for the run, then removed."""
+    container = client.containers.create(image,
+                                         command=['/job/main'],
+                                         user='61000:61000',
+                                         network_disabled=True,
+                                         read_only=True,
+                                         cap_drop=['ALL'],
+                                         security_opt=['no-new-privileges'],
+                                         mem_limit=1536 * 1024 * 1024,
+                                         pids_limit=64,
+                                         nano_cpus=10**9,
+                                         tmpfs={'/tmp': 'size=64m'},
+                                         volumes={str(binary_dir): {
+                                                      'bind': '/job',
+                                                      'mode': 'ro'
+                                                  }})
+    try:
+        container.start()
+        container.wait(timeout=30)
+        container.logs(stdout=True, stderr=True)
+    finally:
+        container.remove(force=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--cases', type=int, default=50)
+    parser.add_argument('--cpu-runs', type=int, default=20)
+    parser.add_argument('--spin',
+                        type=int,
+                        default=2_000_000_000,
+                        help='loop count of the ~500 ms program')
+    args = parser.parse_args()
+
+    client = docker.from_env(timeout=60)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        settings = SandboxSettings(root=tmp / 'root', max_containers=2)
+        sandbox = DockerSandbox(settings, client=client)
+        sandbox.start()
+        try:
+            hello = _job(tmp / 'hello', HELLO)
+            assert sandbox.compile(hello).ok
+            case = CaseSpec(tmp / 'hello' / '0000.in', tmp / 'hello' / '0000.out', 1000, 65536)
+            sandbox.run_case(hello, case)  # the job's sandbox is warm from now on
+            ours = _time_calls(lambda: _checked(sandbox.run_case(hello, case)), args.cases)
+
+            host_bin = tmp / 'host' / 'main'
+            host_bin.parent.mkdir()
+            subprocess.run(
+                ['gcc', '-O2', '-o',
+                 str(host_bin), str(hello.source_dir / 'main.c')], check=True)
+            direct = _time_calls(
+                lambda: subprocess.run(
+                    [str(host_bin)], stdin=subprocess.DEVNULL, capture_output=True, check=True),
+                args.cases)
+
+            plain = _time_calls(
+                lambda: container_per_case(client, settings.cpp_image, host_bin.parent), args.cases)
+            sandbox.release(hello.key)
+
+            spin = _job(tmp / 'spin', SPIN % args.spin)
+            assert sandbox.compile(spin).ok
+            spin_case = CaseSpec(tmp / 'spin' / '0000.in', tmp / 'spin' / '0000.out', 5000, 65536)
+            cpu_ms = [sandbox.run_case(spin, spin_case).exec_time_ms for _ in range(args.cpu_runs)]
+            sandbox.release(spin.key)
+        finally:
+            sandbox.stop()
+            sandbox.join(60)
+
+    ours_over = _median_ms(ours) - _median_ms(direct)
+    plain_over = _median_ms(plain) - _median_ms(direct)
+    print(f'{args.cases} hello-world cases, median wall time per case:')
+    print(f'  direct on the host          {_median_ms(direct):8.2f} ms')
+    print(f'  our sandbox                 {_median_ms(ours):8.2f} ms')
+    print(f'  new container per case      {_median_ms(plain):8.2f} ms')
+    print(f'median per-case overhead over direct:')
+    print(f'  our sandbox                 {ours_over:8.2f} ms')
+    print(f'  new container per case      {plain_over:8.2f} ms')
+    print(f'  ratio (baseline / ours)     {plain_over / max(ours_over, 1e-3):8.1f} x')
+    mean = statistics.mean(cpu_ms)
+    cv = statistics.stdev(cpu_ms) / mean * 100
+    print(f'CPU-bound program, {args.cpu_runs} runs: mean {mean:.1f} ms, '
+          f'min {min(cpu_ms)} ms, max {max(cpu_ms)} ms, stdev {statistics.stdev(cpu_ms):.2f} ms, '
+          f'coefficient of variation {cv:.2f} %')
+
+
+def _checked(result):
+    assert result.status.value == 'AC', result
+    return result
+
+
+if __name__ == '__main__':
+    main()
