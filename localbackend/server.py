@@ -206,7 +206,9 @@ class BackendServer:
             AdminApi(store, faults, admin_token).routes())
         self._public_url = public_url.rstrip('/') if public_url else None
         self._http = _HttpServer((host, port), self)
+        # A short poll interval only bounds how long stop() waits for the accept loop.
         self._thread = threading.Thread(target=self._http.serve_forever,
+                                        args=(0.05, ),
                                         name='localbackend-http',
                                         daemon=True)
 

@@ -309,6 +309,7 @@ class Store:
                        min(float(wait_sec), self._settings.long_poll_max_sec))
         deadline = time.monotonic() + wait_sec
         with self._cond:
+            waiting = False
             while True:
                 runner = self._authenticate('claim', runner_id, token)
                 if runner is None:
@@ -319,6 +320,12 @@ class Store:
                 remaining = deadline - time.monotonic()
                 if job is not None or self._closed or remaining <= 0:
                     break
+                if not waiting:
+                    waiting = True
+                    self.events.append('long_poll',
+                                       outcome='waiting',
+                                       runner_id=runner.runner_id,
+                                       data={'wait': wait_sec})
                 # Wake for a lease that expires meanwhile too: its job becomes claimable.
                 self._cond.wait(min(remaining, self._next_expiry_in()))
             if job is None:
