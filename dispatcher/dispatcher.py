@@ -1,0 +1,262 @@
+"""The task queue between the poller and the sandbox layer (SPEC §3, Dispatcher)."""
+import logging
+import queue
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Union
+
+from dispatcher.context import JobContext
+from dispatcher.job import Job
+from dispatcher.report import build_report
+from dispatcher.tasks import CaseTask, CompileTask
+from dispatcher.validation import check_job
+from sandbox.job import CaseSpec
+from sandbox.results import CaseResult, CompileResult, Status
+from sandbox.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
+
+OnComplete = Callable[[Job, List[List[dict]]], None]
+Entry = Union[CompileTask, CaseTask]
+
+# Wakes a worker blocked on an empty queue when the dispatcher stops.
+_STOP = object()
+
+_COMPILE_STATUSES = (Status.AC, Status.CE, Status.JE)
+
+
+class Dispatcher:
+    """Runs each handled job's compile, then its cases, on at most `max_workers`
+    sandbox calls at once, and hands every finished job to `on_complete`.
+
+    `on_complete(job, tasks)` is called with the dispatcher's lock held, so it
+    must only enqueue (and must not call back into the dispatcher).
+    """
+
+    def __init__(self, sandbox: Sandbox, on_complete: OnComplete, max_workers: int):
+        if type(max_workers) is not int or max_workers < 1:
+            raise ValueError(f'max_workers must be a positive int, got {max_workers!r}')
+        self._sandbox = sandbox
+        self._on_complete = on_complete
+        self._max_workers = max_workers
+        # Unbounded: handle() can never fail halfway through enqueueing a job.
+        self._queue: 'queue.SimpleQueue[object]' = queue.SimpleQueue()
+        self._stopping = threading.Event()
+        self._threads: List[threading.Thread] = []
+        # Guards _current, _accepting and every JobContext's mutable fields.
+        self._lock = threading.Condition(threading.Lock())
+        # The live generation of each job_id; a context leaves it when its
+        # generation completes, is superseded or is drained.
+        self._current: Dict[str, JobContext] = {}
+        self._accepting = True
+
+    # Thread lifecycle.
+
+    def start(self) -> None:
+        if self._threads:
+            raise RuntimeError('dispatcher already started')
+        # A fixed pool of max_workers threads, each making one sandbox call at a
+        # time, is what bounds the concurrency: there is no other caller.
+        # Daemon threads: a fatal exit must not wait on a running sandbox call.
+        self._threads = [
+            threading.Thread(target=self._work, name=f'dispatcher-worker-{index}', daemon=True)
+            for index in range(self._max_workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        """Each worker finishes at most the entry it holds, then exits; queued
+        entries are left alone."""
+        self._stopping.set()
+        for _ in self._threads:
+            self._queue.put(_STOP)
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    # What the poller and the drain call.
+
+    def handle(self, job: Job) -> bool:
+        """Publish `job` as the live generation of its `job_id`, with its compile
+        and all its cases. Return True when it superseded a live older
+        generation. Raise ValueError, having changed nothing, on an invalid job."""
+        check_job(job)
+        ctx = JobContext(job)
+        entries: List[Entry] = [CompileTask(ctx)]
+        entries += [
+            CaseTask(ctx, task, case) for task, meta in enumerate(job.tasks)
+            for case in range(meta.case_count)
+        ]
+        with self._lock:
+            # Context and tasks appear together, so a drain holding the lock
+            # never sees half a job.
+            # Popped first so the new generation takes its place at the end:
+            # drain_unstarted() returns jobs in the order they were handled.
+            older = self._current.pop(job.job_id, None)
+            self._current[job.job_id] = ctx
+            for entry in entries:
+                self._queue.put(entry)
+            release_key = None
+            if older is not None:
+                older.retire()
+                release_key = older.take_sandbox_release()
+                self._lock.notify_all()
+        if older is not None:
+            log.info('job %s: new generation supersedes %r', job.job_id, older)
+        self._release_sandbox(release_key)
+        return older is not None
+
+    def stop_accepting(self) -> None:
+        """Latch: from now on no job that has not started will start; started jobs
+        keep running their remaining cases."""
+        with self._lock:
+            self._accepting = False
+
+    def drain_unstarted(self) -> List[Job]:
+        """Remove and return the jobs that never started, in the order handled."""
+        with self._lock:
+            drained = [ctx for ctx in self._current.values() if not ctx.started]
+            release_keys = []
+            for ctx in drained:
+                del self._current[ctx.job_id]
+                ctx.retire()
+                release_keys.append(ctx.take_sandbox_release())
+        for key in release_keys:
+            self._release_sandbox(key)
+        return [ctx.job for ctx in drained]
+
+    def wait_in_flight(self, timeout: float) -> bool:
+        """Block until no started job remains; True if none remain. The timeout
+        bounds the whole call, waiting for the lock included."""
+        timeout = min(max(0.0, timeout), threading.TIMEOUT_MAX)
+        deadline = time.monotonic() + timeout
+        if not self._lock.acquire(timeout=timeout):
+            return False
+        try:
+            return self._lock.wait_for(self._nothing_started, max(0.0, deadline - time.monotonic()))
+        finally:
+            self._lock.release()
+
+    def _nothing_started(self) -> bool:
+        return not any(ctx.started for ctx in self._current.values())
+
+    # The workers.
+
+    def _work(self) -> None:
+        # Checked before taking an entry, so an entry once taken is always
+        # processed to the end: a generation never loses a taken entry.
+        while not self._stopping.is_set():
+            entry = self._queue.get()
+            if entry is _STOP:
+                break
+            try:
+                self._process(entry)
+            except Exception:
+                log.exception('dispatcher: unexpected error processing an entry of %r', entry.ctx)
+
+    def _process(self, entry: Entry) -> None:
+        ctx = entry.ctx
+        with self._lock:
+            if not self._admit(entry):
+                return
+        if isinstance(entry, CompileTask):
+            compiled = self._compile(ctx)
+            with self._lock:
+                ctx.running -= 1
+                if self._is_current(ctx):
+                    self._record_compile(ctx, compiled)
+                release_key = ctx.take_sandbox_release()
+        else:
+            result = self._run_case(ctx, entry.task, entry.case)
+            with self._lock:
+                ctx.running -= 1
+                if self._is_current(ctx):
+                    ctx.resolve_case(entry.task, entry.case, result)
+                    if ctx.complete:
+                        self._complete(ctx)
+                release_key = ctx.take_sandbox_release()
+        self._release_sandbox(release_key)
+
+    def _is_current(self, ctx: JobContext) -> bool:
+        return self._current.get(ctx.job_id) is ctx
+
+    def _admit(self, entry: Entry) -> bool:
+        """Lock held. Whether this worker may make the entry's sandbox call now."""
+        ctx = entry.ctx
+        if not self._is_current(ctx):
+            return False  # a stale generation: superseded, drained or completed
+        if not ctx.started:
+            if not self._accepting:
+                return False  # latched: stays unstarted until drain_unstarted()
+            # Marked under the same lock as the latch and the drain scan, so a
+            # job is never started after the latch nor seen half-started.
+            ctx.started = True
+        if isinstance(entry, CaseTask):
+            if ctx.compile_result is None:
+                ctx.parked.append(entry)
+                return False
+            if not ctx.compile_result.ok:
+                return False  # already resolved by the fan-out
+        ctx.running += 1
+        return True
+
+    def _record_compile(self, ctx: JobContext, compiled: CompileResult) -> None:
+        """Lock held, ctx current."""
+        ctx.compile_result = compiled
+        if compiled.ok:
+            for entry in ctx.parked:
+                self._queue.put(entry)
+            ctx.parked.clear()
+        else:
+            ctx.resolve_all_cases(compiled)
+            self._complete(ctx)
+
+    def _complete(self, ctx: JobContext) -> None:
+        """Lock held, ctx current and complete. The result is handed over before
+        the job leaves the dispatcher, in this one critical section: a drain that
+        sees no job in flight can rely on every result being queued."""
+        try:
+            self._on_complete(ctx.job, build_report(ctx.case_results))
+        except Exception:
+            log.exception('job %s: on_complete failed; its result is lost', ctx.job_id)
+        del self._current[ctx.job_id]
+        ctx.retire()
+        self._lock.notify_all()
+
+    # The sandbox boundary: whatever goes wrong there is a JE, never a stuck job.
+
+    def _compile(self, ctx: JobContext) -> CompileResult:
+        try:
+            compiled = self._sandbox.compile(ctx.sandbox_job)
+            if not isinstance(compiled, CompileResult) or compiled.status not in _COMPILE_STATUSES:
+                raise TypeError(f'compile returned {compiled!r}')
+            return compiled
+        except Exception as exc:
+            log.exception('job %s: compile failed in the judge', ctx.job_id)
+            return CompileResult(Status.JE, f'judge error during compile ({type(exc).__name__})')
+
+    def _run_case(self, ctx: JobContext, task: int, case: int) -> CaseResult:
+        try:
+            meta = ctx.job.tasks[task]
+            spec = CaseSpec(input_path=ctx.job.input_path(task, case),
+                            answer_path=ctx.job.answer_path(task, case),
+                            time_limit_ms=meta.time_limit_ms,
+                            memory_limit_kb=meta.memory_limit_kb)
+            result = self._sandbox.run_case(ctx.sandbox_job, spec)
+            if not isinstance(result, CaseResult) or not isinstance(result.status, Status):
+                raise TypeError(f'run_case returned {result!r}')
+            return result
+        except Exception as exc:
+            log.exception('job %s: task %d case %d failed in the judge', ctx.job_id, task, case)
+            return CaseResult.judge_error(f'judge error ({type(exc).__name__})')
+
+    def _release_sandbox(self, key: Optional[str]) -> None:
+        if key is None:
+            return
+        try:
+            self._sandbox.release(key)
+        except Exception:
+            log.exception('sandbox release of %s failed', key)
