@@ -1,0 +1,269 @@
+"""Preparing jobs, and hostile payloads through the whole claim path:
+real client (HTTP mocked with `responses`), real preparer, testdata cache and
+job folders on disk; only the dispatcher and the sender are fakes."""
+import io
+import stat
+import threading
+import zipfile
+
+import pytest
+import responses
+
+from runner.active_jobs import ActiveJobs
+from runner.client import BackendClient
+from runner.job_folders import JobFolders
+from runner.locks import FileLocks
+from runner.poller import Poller
+from runner.prepare import MAX_SOURCE_BYTES, Preparer
+from runner.reports import AbortReason, AbortReport
+from runner.testdata import TestdataCache as Cache
+from runner.wire import RunnerIdentity, parse_claim
+from sandbox.languages import Language
+
+# Some hostile zips carry a name twice on purpose.
+pytestmark = pytest.mark.filterwarnings('ignore:Duplicate name')
+
+BASE = 'http://backend'
+RN, JB = 'rn_1', 'jb_1'
+CODE_URL = 'https://store.example/code.zip?sig=secret'
+
+
+def make_zip(entries):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w', zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries:
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def symlink(name, target):
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return info, target
+
+
+GOOD_CODE = make_zip([('main.c', b'int main(void) { return 0; }')])
+GOOD_TESTDATA = make_zip([('0000.in', b'1 2'), ('0000.out', b'3'),
+                          ('0001.in', b'4 5'), ('0001.out', b'9'),
+                          ('chaos/helper.h', b'#pragma once')])
+
+
+def job_body(**changes):
+    body = {
+        'job_id':
+        JB,
+        'submission_id':
+        's1',
+        'problem_id':
+        '07',
+        'language':
+        0,
+        'code_url':
+        CODE_URL,
+        'checker':
+        'placeholder',
+        'tasks': [{
+            'taskScore': 100,
+            'memoryLimit': 65536,
+            'timeLimit': 1000,
+            'caseCount': 2
+        }],
+    }
+    body.update(changes)
+    return {key: value for key, value in body.items() if value is not ...}
+
+
+class World:
+    """The runner's folders under one root, and the backend behind `responses`."""
+
+    def __init__(self, root, mock):
+        self.root = root
+        self.mock = mock
+        self.client = BackendClient(BASE, sandbox_token='sbx').with_identity(
+            RunnerIdentity(RN, 'rk'))
+        self.folders = JobFolders(root / 'submissions', root / 'backup')
+        self.cache = Cache(root / 'testdata', self.client,
+                           FileLocks(root / 'testdata' / '.locks'))
+        self.preparer = Preparer(self.client, self.cache, self.folders)
+
+    def serve(self, code=GOOD_CODE, testdata=GOOD_TESTDATA, checksum='c1'):
+        self.mock.get(CODE_URL, body=code)
+        self.mock.get(f'{BASE}/problem/7/checksum', json={'data': checksum})
+        self.mock.get(f'{BASE}/problem/7/testdata', body=testdata)
+
+    def job_folders(self):
+        folder = self.root / 'submissions'
+        return sorted(path.name
+                      for path in folder.iterdir()) if folder.exists() else []
+
+    def everything(self):
+        return sorted(
+            str(path.relative_to(self.root)) for path in self.root.rglob('*'))
+
+
+@pytest.fixture
+def world(tmp_path):
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        yield World(tmp_path / 'data', mock)
+
+
+def test_prepare_lays_out_the_job_folder(world):
+    world.serve()
+    job = world.preparer.prepare(parse_claim(job_body()), threading.Event())
+    assert (job.job_id, job.submission_id, job.problem_id) == (JB, 's1', 7)
+    assert job.language is Language.C
+    assert job.job_dir.parent == world.root / 'submissions'
+    assert sorted(p.name
+                  for p in job.source_dir.iterdir()) == ['helper.h', 'main.c']
+    assert job.input_path(0, 1).read_bytes() == b'4 5'
+    assert job.answer_path(0, 0).read_bytes() == b'3'
+    assert sorted(p.name for p in (job.job_dir / 'testdata').iterdir()) == [
+        '0000.in', '0000.out', '0001.in', '0001.out'
+    ]
+
+
+def test_each_claim_generation_gets_its_own_folder(world):
+    world.serve()
+    first = world.preparer.prepare(parse_claim(job_body()), threading.Event())
+    marker = first.source_dir / 'compiled'
+    marker.write_text('in use by the first generation')
+    second = world.preparer.prepare(parse_claim(job_body()), threading.Event())
+    assert first.job_dir != second.job_dir
+    assert first.job_dir.name.startswith(
+        JB) and second.job_dir.name.startswith(JB)
+    assert marker.read_text() == 'in use by the first generation'
+    assert not (second.source_dir / 'compiled').exists()
+
+
+def test_the_source_wins_a_clash_with_a_chaos_file(world):
+    world.serve(testdata=make_zip([('0000.in', b''), (
+        '0000.out', b''), ('0001.in',
+                           b''), ('0001.out',
+                                  b''), ('chaos/main.c', b'not yours')]))
+    job = world.preparer.prepare(parse_claim(job_body()), threading.Event())
+    assert (job.source_dir /
+            'main.c').read_bytes() == b'int main(void) { return 0; }'
+
+
+# -- hostile payloads through the poller ------------------------------------------
+
+
+class Recorder:
+
+    def __init__(self):
+        self.reports = []
+        self.handled = []
+
+    def submit(self, report):
+        self.reports.append(report)
+
+    def handle(self, job):
+        self.handled.append(job)
+        return False
+
+
+def claim_once(world, body):
+    world.mock.get(f'{BASE}/runners/{RN}/next-job', json=body)
+    recorder = Recorder()
+    tracker = ActiveJobs()
+    poller = Poller(world.client,
+                    tracker,
+                    world.preparer,
+                    recorder,
+                    recorder,
+                    max_concurrent_jobs=4,
+                    poll_interval_sec=3,
+                    wait=lambda stop, seconds: stop.is_set())
+    poller.poll_once()
+    return recorder, tracker
+
+
+def test_a_good_payload_is_dispatched(world):
+    world.serve()
+    recorder, tracker = claim_once(world, job_body())
+    assert recorder.reports == []
+    assert [job.job_id for job in recorder.handled] == [JB]
+    assert tracker.snapshot() == [JB]
+
+
+@pytest.mark.parametrize('changes', [
+    {
+        'submission_id': ...
+    },
+    {
+        'problem_id': 'x7'
+    },
+    {
+        'problem_id': None
+    },
+    {
+        'language': 9
+    },
+    {
+        'language': 'c'
+    },
+    {
+        'code_url': 'ftp://store/code.zip'
+    },
+    {
+        'tasks': 'all'
+    },
+    {
+        'tasks': [{
+            'taskScore': 100,
+            'memoryLimit': -1,
+            'timeLimit': 1000,
+            'caseCount': 1
+        }]
+    },
+])
+def test_a_malformed_field_is_prep_failed_without_preparing(world, changes):
+    recorder, tracker = claim_once(world, job_body(**changes))
+    assert recorder.reports == [AbortReport(JB, AbortReason.PREP_FAILED, None)]
+    assert recorder.handled == []
+    assert tracker.snapshot() == [JB
+                                  ]  # released by the sender, before it sends
+    assert world.job_folders() == []
+    assert len(world.mock.calls) == 1  # nothing downloaded
+
+
+HOSTILE = {
+    'code zip traversal':
+    dict(code=make_zip([('../../evil.c', b'x')])),
+    'code zip absolute path':
+    dict(code=make_zip([('/tmp/evil.c', b'x')])),
+    'code zip symlink':
+    dict(code=make_zip([symlink('main.c', b'/etc/passwd')])),
+    'code zip bomb':
+    dict(code=make_zip([('main.c', b'\0' * (MAX_SOURCE_BYTES + 1))])),
+    'wrong extension':
+    dict(code=make_zip([('main.py', b'print(1)')])),
+    'missing main file':
+    dict(code=make_zip([('src/', b''), ('solution.c', b'x')])),
+    'two files':
+    dict(code=make_zip([('main.c', b'x'), ('evil.c', b'y')])),
+    'code not a zip':
+    dict(code=b'<html>AccessDenied</html>'),
+    'testdata traversal':
+    dict(testdata=make_zip([('0000.in', b''), ('../../../evil', b'x')])),
+    'testdata chaos traversal':
+    dict(testdata=make_zip([('chaos/../../../../evil', b'x')])),
+    'testdata not a zip':
+    dict(testdata=b'nope'),
+    'case count mismatch':
+    dict(testdata=make_zip([('0000.in', b''), ('0000.out', b'')])),
+}
+
+
+@pytest.mark.parametrize('name', list(HOSTILE))
+def test_hostile_zips_end_as_prep_failed_with_nothing_written_outside(
+        world, name):
+    world.serve(**HOSTILE[name])
+    recorder, tracker = claim_once(world, job_body())
+    assert recorder.reports == [AbortReport(JB, AbortReason.PREP_FAILED, None)]
+    assert recorder.handled == []
+    assert world.job_folders() == []  # each attempt's folder is gone
+    assert not any('evil' in path for path in world.everything())
+    assert not list(world.root.parent.glob('**/evil*'))
+    assert not any('tmp-' in path for path in world.everything())  # no half refresh left
+    assert tracker.snapshot() == [JB]

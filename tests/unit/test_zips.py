@@ -1,0 +1,146 @@
+import io
+import stat
+import zipfile
+
+import pytest
+
+from runner.zips import ZipRejected, extract_source, extract_testdata
+from sandbox.languages import Language
+
+# Two of the hostile zips carry a name twice on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore:Duplicate name")
+
+
+def make_zip(entries, compression=zipfile.ZIP_DEFLATED):
+    """`entries`: (name or ZipInfo, bytes); a name ending in '/' is a directory."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w', compression) as archive:
+        for name, data in entries:
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def symlink(name, target):
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return info, target
+
+
+def tree(root):
+    return sorted(str(path.relative_to(root)) for path in root.rglob('*'))
+
+
+@pytest.fixture
+def src(tmp_path):
+    path = tmp_path / 'job' / 'src'
+    path.mkdir(parents=True)
+    return path
+
+
+@pytest.mark.parametrize('language', list(Language))
+def test_source_matching_the_language(src, language):
+    data = make_zip([(language.source_name, b'int main() {}')])
+    dest = extract_source(data, language, src, 1024)
+    assert dest == src / language.source_name
+    assert dest.read_bytes() == b'int main() {}'
+
+
+def test_directory_entries_are_ignored(src):
+    data = make_zip([('empty/', b''), ('main.py', b'print(1)')])
+    extract_source(data, Language.PYTHON, src, 1024)
+    assert tree(src) == ['main.py']
+
+
+@pytest.mark.parametrize('entries, message', [
+    ([('main.cpp', b'x')], 'exactly one file main.c'),
+    ([('Main.c', b'x')], 'exactly one file main.c'),
+    ([('main.py', b'x')], 'exactly one file main.c'),
+    ([], 'found nothing'),
+    ([('dir/', b'')], 'found nothing'),
+    ([('main.c', b'x'), ('notes.txt', b'y')], 'exactly one file'),
+    ([('main.c', b'x'), ('main.c', b'y')], 'exactly one file'),
+    ([('src/main.c', b'x')], 'exactly one file'),
+    ([('../main.c', b'x')], 'unsafe path'),
+    ([('/main.c', b'x')], 'unsafe path'),
+    ([('..\\main.c', b'x')], 'unsafe path'),
+    ([('./main.c', b'x')], 'unsafe path'),
+    ([('C:/main.c', b'x')], 'unsafe path'),
+    ([symlink('main.c', b'/etc/passwd')], 'symbolic link'),
+])
+def test_bad_code_zips(tmp_path, src, entries, message):
+    with pytest.raises(ZipRejected, match=message):
+        extract_source(make_zip(entries), Language.C, src, 1024)
+    assert tree(tmp_path) == ['job', 'job/src']
+
+
+def test_code_zip_bomb_stops_at_the_bound(tmp_path, src):
+    data = make_zip([('main.c', b'\0' * (4 << 20))])
+    assert len(data) < 64 * 1024
+    with pytest.raises(ZipRejected, match='limit'):
+        extract_source(data, Language.C, src, 1 << 20)
+
+
+@pytest.mark.parametrize('data', [b'', b'not a zip', b'PK\x03\x04broken'])
+def test_not_a_zip(src, data):
+    with pytest.raises(ZipRejected, match='not a readable zip'):
+        extract_source(data, Language.C, src, 1024)
+
+
+def test_damaged_member(src):
+    data = bytearray(make_zip([('main.c', b'int main() { return 0; }' * 20)]))
+    start = data.index(b'main.c') + len('main.c')
+    data[start + 5:start + 15] = b'\xff' * 10  # corrupt the compressed bytes
+    with pytest.raises(ZipRejected):
+        extract_source(bytes(data), Language.C, src, 1 << 20)
+
+
+# -- testdata ---------------------------------------------------------------------
+
+
+def write(tmp_path, entries):
+    path = tmp_path / 'testdata.zip'
+    path.write_bytes(make_zip(entries))
+    return path
+
+
+def test_testdata_cases_and_chaos(tmp_path):
+    path = write(tmp_path, [('0000.in', b'1'), ('0000.out', b'2'),
+                            ('0100.in', b'3'), ('chaos/', b''),
+                            ('chaos/lib.h', b'#define X'),
+                            ('chaos/data/t.txt', b't'), ('README', b'ignored'),
+                            ('0000.IN', b'ignored'),
+                            ('other/0001.in', b'ignored')])
+    extract_testdata(path, tmp_path / 'data', 1024)
+    assert tree(tmp_path / 'data') == [
+        '0000.in', '0000.out', '0100.in', 'chaos', 'chaos/data',
+        'chaos/data/t.txt', 'chaos/lib.h'
+    ]
+
+
+@pytest.mark.parametrize('entries, message', [
+    ([('0000.in', b'1'), ('../evil', b'x')], 'unsafe path'),
+    ([('0000.in', b'1'), ('chaos/../../evil', b'x')], 'unsafe path'),
+    ([('/tmp/evil', b'x')], 'unsafe path'),
+    ([symlink('chaos/link', b'/etc')], 'symbolic link'),
+    ([('0000.in', b'1'), ('0000.in', b'2')], 'duplicate entry'),
+])
+def test_bad_testdata_zips(tmp_path, entries, message):
+    path = write(tmp_path, entries)
+    with pytest.raises(ZipRejected, match=message):
+        extract_testdata(path, tmp_path / 'data', 1024)
+    assert not (tmp_path / 'evil').exists()
+    assert not (tmp_path.parent / 'evil').exists()
+
+
+def test_testdata_bomb_counts_all_files(tmp_path):
+    path = write(tmp_path, [('0000.in', b'\0' * 600),
+                            ('0000.out', b'\0' * 600)])
+    with pytest.raises(ZipRejected, match='limit'):
+        extract_testdata(path, tmp_path / 'data', 1000)
+
+
+def test_testdata_not_a_zip(tmp_path):
+    path = tmp_path / 'testdata.zip'
+    path.write_bytes(b'<html>error</html>')
+    with pytest.raises(ZipRejected, match='not a readable zip'):
+        extract_testdata(path, tmp_path / 'data', 1000)
