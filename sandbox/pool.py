@@ -28,8 +28,12 @@ class SandboxPool:
                  factory: Factory,
                  max_alive: int,
                  spares: Dict[str, int],
-                 max_starting: int = 2):
+                 max_starting: int = 2,
+                 acquire_timeout: float = 120.0):
         self._factory = factory
+        # Only reached if callers run more at once than `max_alive`; a run
+        # that cannot get a container becomes JE instead of waiting forever.
+        self._acquire_timeout = acquire_timeout
         self._max_alive = max_alive
         self._spare_target = dict(spares)
         self._cond = threading.Condition()
@@ -92,7 +96,8 @@ class SandboxPool:
                     self._forget(victim, keep_slot=True)
                     container = None
                     break
-                self._cond.wait()
+                if not self._cond.wait(timeout=self._acquire_timeout):
+                    raise SandboxBroken('no sandbox became free in time')
         if victim is not None:
             victim.destroy()
         if container is None:
@@ -133,6 +138,14 @@ class SandboxPool:
             self._cond.notify_all()
         for c in idle:
             c.destroy()
+
+    def wait_for_spares(self, timeout: float) -> bool:
+        """Wait until every image has its spares ready (or the pool stopped)."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._stopping or all(
+                    len(self._spares[image]) >= n for image, n in self._spare_target.items()),
+                timeout)
 
     def alive(self) -> int:
         with self._cond:

@@ -1,0 +1,114 @@
+"""The host never trusts the supervisor: malformed or oversized answers are errors."""
+import socket
+import struct
+
+import pytest
+
+from sandbox.protocol import ProtocolError, RunRequest, SupervisorFailure, read_response
+
+REQUEST = RunRequest(argv=('./main', ),
+                     workdir='/work/run',
+                     cpu_ms=1000,
+                     wall_ms=4000,
+                     data_kb=1024,
+                     stack_kb=1024,
+                     fsize=100,
+                     out_send=10,
+                     err_send=10)
+GOOD = {
+    'ok': '1',
+    'error': '',
+    'exited': '1',
+    'exit_code': '0',
+    'signal': '0',
+    'wall_timeout': '0',
+    'cpu_timeout': '0',
+    'cpu_us': '5',
+    'wall_us': '6',
+    'maxrss_kb': '7',
+    'oom_kills': '0',
+    'out_size': '3',
+    'err_size': '0',
+    'out_len': '3',
+    'err_len': '0',
+    'art_status': 'none',
+    'art_len': '0'
+}
+
+
+def answer(fields, payload=b''):
+    header = ''.join(f'{k}={v}\n' for k, v in fields.items()).encode()
+    host, supervisor = socket.socketpair()
+    supervisor.sendall(struct.pack('<I', len(header)) + header + payload)
+    supervisor.close()
+    return host
+
+
+def test_encodes_fields_and_argv():
+    body = RunRequest(argv=('python3', 'main.py'),
+                      workdir='/work/run',
+                      cpu_ms=1,
+                      wall_ms=2,
+                      data_kb=3,
+                      stack_kb=4,
+                      fsize=5,
+                      out_send=6,
+                      err_send=7,
+                      env=(('A', 'b=c'), )).encode()
+    (length, ) = struct.unpack('<I', body[:4])
+    parts = body[4:].split(b'\0')
+    assert length == len(body) - 4
+    assert b'env=A=b=c' in parts and b'cpu_ms=1' in parts
+    assert parts[-3:] == [b'python3', b'main.py', b'']
+
+
+def test_reads_a_good_answer():
+    response = read_response(answer(GOOD, b'hi\n'), REQUEST)
+    assert response.stdout == b'hi\n' and response.cpu_us == 5 and response.artifact is None
+
+
+@pytest.mark.parametrize(
+    'change',
+    [
+        {
+            'out_len': '11',
+            'out_size': '11'
+        },  # more than the request allowed
+        {
+            'cpu_us': 'lots'
+        },
+        {
+            'maxrss_kb': '-1'
+        },
+        {
+            'art_status': 'weird'
+        },
+        {
+            'art_status': 'ok',
+            'art_len': '1'
+        },  # no artifact was asked for
+    ])
+def test_rejects_out_of_bounds_answers(change):
+    with pytest.raises(ProtocolError):
+        read_response(answer({**GOOD, **change}, b'x' * 20), REQUEST)
+
+
+def test_rejects_a_missing_field_and_a_short_stream():
+    fields = dict(GOOD)
+    del fields['wall_us']
+    with pytest.raises(ProtocolError):
+        read_response(answer(fields), REQUEST)
+    with pytest.raises(ProtocolError):
+        read_response(answer(GOOD, b'h'), REQUEST)
+
+
+def test_rejects_a_huge_header():
+    host, supervisor = socket.socketpair()
+    supervisor.sendall(struct.pack('<I', 10**9))
+    with pytest.raises(ProtocolError):
+        read_response(host, REQUEST)
+
+
+def test_supervisor_failure_is_its_own_error():
+    with pytest.raises(SupervisorFailure, match='exec'):
+        read_response(answer({'ok': '0', 'error': 'exec ./main: No such file'}), REQUEST)

@@ -1,0 +1,89 @@
+"""The verdict table of SPEC §2 and its precedence, on synthetic measurements."""
+import dataclasses
+import signal
+
+import pytest
+
+from sandbox.languages import Language
+from sandbox.protocol import RunResponse
+from sandbox.results import Status
+from sandbox.verdict import Limits, case_result, status_of
+
+LIMITS = Limits(time_ms=1000, memory_kb=65536, output_bytes=1024)
+OK = RunResponse(exited=True,
+                 exit_code=0,
+                 signal=0,
+                 wall_timeout=False,
+                 cpu_timeout=False,
+                 cpu_us=10_000,
+                 wall_us=12_000,
+                 maxrss_kb=2048,
+                 oom_kills=0,
+                 out_size=2,
+                 err_size=0,
+                 stdout=b'3\n',
+                 stderr=b'',
+                 artifact_status='none',
+                 artifact=None)
+CPP = Language.CPP.toolchain
+PY = Language.PYTHON.toolchain
+
+
+def run(**changes):
+    return dataclasses.replace(OK, **changes)
+
+
+@pytest.mark.parametrize(
+    'measured, expected, toolchain',
+    [
+        (run(), Status.AC, CPP),
+        (run(stdout=b'4\n'), Status.WA, CPP),
+        (run(exit_code=1), Status.RE, CPP),
+        (run(exited=False, signal=signal.SIGSEGV), Status.RE, CPP),
+        (run(cpu_us=1_000_001), Status.TLE, CPP),
+        (run(cpu_us=1_000_000), Status.AC, CPP),
+        (run(cpu_timeout=True, exited=False, signal=9), Status.TLE, CPP),
+        (run(wall_timeout=True, exited=False, signal=9, cpu_us=0), Status.TLE, CPP),
+        (run(wall_us=4_000_001), Status.TLE, CPP),
+        (run(exited=False, signal=signal.SIGXCPU), Status.TLE, CPP),
+        (run(maxrss_kb=65537), Status.MLE, CPP),
+        (run(oom_kills=1, exited=False, signal=9), Status.MLE, CPP),
+        (run(exited=False,
+             signal=6,
+             stderr=b"terminate called after throwing an instance of "
+             b"'std::bad_alloc'"), Status.MLE, CPP),
+        (run(exit_code=1, stderr=b'Traceback...\nMemoryError\n'), Status.MLE, PY),
+        # A marker only counts when the program failed, and only its own runtime's.
+        (run(stderr=b'MemoryError\n'), Status.AC, PY),
+        (run(exit_code=1, stderr=b'std::bad_alloc'), Status.RE, PY),
+        (run(out_size=1025), Status.OLE, CPP),
+        (run(err_size=1025), Status.OLE, CPP),
+        (run(out_size=1024, stdout=b'3\n'), Status.AC, CPP),
+        (run(exited=False, signal=signal.SIGXFSZ), Status.OLE, CPP),
+    ])
+def test_status(measured, expected, toolchain):
+    assert status_of(measured, LIMITS, toolchain, b'3\n') is expected
+
+
+@pytest.mark.parametrize('measured, expected', [
+    (run(cpu_us=2_000_000, maxrss_kb=10**6, out_size=10**6, exit_code=1), Status.TLE),
+    (run(maxrss_kb=10**6, out_size=10**6, exit_code=1), Status.MLE),
+    (run(out_size=10**6, exit_code=1), Status.OLE),
+    (run(exit_code=1, stdout=b'4\n'), Status.RE),
+])
+def test_precedence(measured, expected):
+    assert status_of(measured, LIMITS, CPP, b'3\n') is expected
+
+
+def test_case_result_reports_signal_as_negative_exit_code_and_truncates_text():
+    result = case_result(run(exited=False, signal=11, stdout=b'\xff' * 100, stderr=b'x' * 100),
+                         LIMITS,
+                         CPP,
+                         b'',
+                         report_limit=10)
+    assert result.exit_code == -11
+    assert result.stdout == '\ufffd' * 10
+    assert result.stderr == 'x' * 10
+    report = result.to_report()
+    assert set(report) == {'status', 'exitCode', 'execTime', 'memoryUsage', 'stdout', 'stderr'}
+    assert report['execTime'] == 10 and report['memoryUsage'] == 2048
