@@ -30,8 +30,7 @@ class ActiveJobs:
             if self._counts[job_id] <= 0:
                 # A bookkeeping bug, not a reason to crash the reporting thread.
                 del self._counts[job_id]
-                log.error('released job %s more often than it was claimed',
-                          job_id)
+                log.error('released job %s more often than it was claimed', job_id)
                 return
             self._counts[job_id] -= 1
             if self._counts[job_id] == 0:

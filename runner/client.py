@@ -23,9 +23,8 @@ import requests
 
 from runner.reports import AbortReason
 from runner.waiting import Interrupted
-from runner.wire import (Claim, Registration, RunnerIdentity, WireError,
-                         parse_checksum, parse_claim, parse_registration,
-                         redact_url)
+from runner.wire import (Claim, Registration, RunnerIdentity, WireError, parse_checksum,
+                         parse_claim, parse_registration, redact_url)
 
 log = logging.getLogger(__name__)
 
@@ -142,8 +141,7 @@ class BackendClient:
                                'name': name
                            }) as response:
             self._expect(response, (200, 201), what)
-            return self._parse(parse_registration,
-                               self._read_json(response, what), what)
+            return self._parse(parse_registration, self._read_json(response, what), what)
 
     def heartbeat(self, job_ids: Sequence[str]) -> Answer:
         path = f'/runners/{self._runner_id()}/heartbeat'
@@ -161,16 +159,11 @@ class BackendClient:
         what = f'GET {path}'
         params = {'wait': f'{wait_sec:g}'} if wait_sec > 0 else None
         read_timeout = max(READ_TIMEOUT_SEC, wait_sec + LONG_POLL_MARGIN_SEC)
-        with self._request('GET',
-                           path,
-                           what,
-                           params=params,
-                           read_timeout=read_timeout) as response:
+        with self._request('GET', path, what, params=params, read_timeout=read_timeout) as response:
             self._expect(response, (200, 204), what)
             if response.status_code == 204:
                 return None
-            return self._parse(parse_claim, self._read_json(response, what),
-                               what)
+            return self._parse(parse_claim, self._read_json(response, what), what)
 
     def complete(self, job_id: str, tasks: List[List[dict]]) -> Answer:
         path = f'/runners/{self._runner_id()}/jobs/{job_id}/complete'
@@ -178,39 +171,29 @@ class BackendClient:
 
     def abort(self, job_id: str, reason: AbortReason) -> Answer:
         path = f'/runners/{self._runner_id()}/jobs/{job_id}/abort'
-        return self._report('PUT', path, {'reason': AbortReason(reason).value},
-                            _REPORT_OUTCOMES)
+        return self._report('PUT', path, {'reason': AbortReason(reason).value}, _REPORT_OUTCOMES)
 
     # -- testdata and code -------------------------------------------------
 
     def testdata_checksum(self, problem_id: int) -> str:
         path = f'/problem/{int(problem_id)}/checksum'
         what = f'GET {path}'
-        with self._request('GET',
-                           path,
-                           what,
-                           auth=False,
-                           params={'token': self._sandbox_token}) as response:
+        with self._request('GET', path, what, auth=False, params={'token':
+                                                                  self._sandbox_token}) as response:
             self._expect(response, (200, ), what)
-            return self._parse(parse_checksum, self._read_json(response, what),
-                               what)
+            return self._parse(parse_checksum, self._read_json(response, what), what)
 
-    def download_testdata(self, problem_id: int, dest: pathlib.Path, *,
-                          max_bytes: int, deadline_sec: float,
-                          stop: threading.Event) -> int:
+    def download_testdata(self, problem_id: int, dest: pathlib.Path, *, max_bytes: int,
+                          deadline_sec: float, stop: threading.Event) -> int:
         """Writes the testdata zip to `dest`; returns its size."""
         path = f'/problem/{int(problem_id)}/testdata'
         what = f'GET {path}'
-        with self._request('GET',
-                           path,
-                           what,
-                           auth=False,
-                           params={'token': self._sandbox_token}) as response:
+        with self._request('GET', path, what, auth=False, params={'token':
+                                                                  self._sandbox_token}) as response:
             self._expect(response, (200, ), what)
             with open(dest, 'wb') as out:
                 size = 0
-                for chunk in self._bounded_chunks(response, what, max_bytes,
-                                                  deadline_sec, stop):
+                for chunk in self._bounded_chunks(response, what, max_bytes, deadline_sec, stop):
                     out.write(chunk)
                     size += len(chunk)
             return size
@@ -219,19 +202,15 @@ class BackendClient:
                       stop: threading.Event) -> bytes:
         """The code zip from its presigned URL (no Authorization header)."""
         what = f'GET {redact_url(url)}'
-        with self._request('GET', url, what, auth=False,
-                           absolute=True) as response:
+        with self._request('GET', url, what, auth=False, absolute=True) as response:
             self._expect(response, (200, ), what)
-            return b''.join(
-                self._bounded_chunks(response, what, max_bytes, deadline_sec,
-                                     stop))
+            return b''.join(self._bounded_chunks(response, what, max_bytes, deadline_sec, stop))
 
     # -- plumbing --------------------------------------------------------------
 
     def _runner_id(self) -> str:
         if self._identity is None:
-            raise RuntimeError(
-                'this call needs a registered identity (use with_identity)')
+            raise RuntimeError('this call needs a registered identity (use with_identity)')
         return self._identity.runner_id
 
     def _session(self) -> requests.Session:
@@ -254,9 +233,7 @@ class BackendClient:
         headers = {}
         if auth:
             if self._identity is None:
-                raise RuntimeError(
-                    'this call needs a registered identity (use with_identity)'
-                )
+                raise RuntimeError('this call needs a registered identity (use with_identity)')
             headers['Authorization'] = f'Bearer {self._identity.token}'
         url = target if absolute else self._base_url + target
         try:
@@ -265,8 +242,7 @@ class BackendClient:
                                            params=params,
                                            json=json_body,
                                            headers=headers,
-                                           timeout=(CONNECT_TIMEOUT_SEC,
-                                                    read_timeout),
+                                           timeout=(CONNECT_TIMEOUT_SEC, read_timeout),
                                            stream=True)
         except requests.RequestException as exc:
             # `from None`: requests' messages carry the full URL, query included.
@@ -284,14 +260,12 @@ class BackendClient:
                                f'{method} {path}',
                                json_body=body,
                                read_timeout=read_timeout) as response:
-                return Answer(_outcome(response.status_code, table),
-                              f'HTTP {response.status_code}')
+                return Answer(_outcome(response.status_code, table), f'HTTP {response.status_code}')
         except TransportError as exc:
             return Answer(Outcome.FAILED, str(exc))
 
     @staticmethod
-    def _expect(response: requests.Response, ok: Iterable[int],
-                what: str) -> None:
+    def _expect(response: requests.Response, ok: Iterable[int], what: str) -> None:
         status = response.status_code
         if status in ok:
             return
@@ -300,8 +274,7 @@ class BackendClient:
         raise UnexpectedStatus(what, status)
 
     def _read_json(self, response: requests.Response, what: str) -> object:
-        body = b''.join(
-            self._bounded_chunks(response, what, MAX_JSON_BYTES, None, None))
+        body = b''.join(self._bounded_chunks(response, what, MAX_JSON_BYTES, None, None))
         try:
             return json.loads(body)
         except ValueError:
@@ -314,19 +287,16 @@ class BackendClient:
         except WireError as exc:
             raise ProtocolError(f'{what}: {exc}') from None
 
-    def _bounded_chunks(self, response: requests.Response, what: str,
-                        max_bytes: int, deadline_sec: Optional[float],
-                        stop: Optional[threading.Event]):
+    def _bounded_chunks(self, response: requests.Response, what: str, max_bytes: int,
+                        deadline_sec: Optional[float], stop: Optional[threading.Event]):
         """The body in chunks, bounded in size, total time and by stop.
 
         The read timeout bounds each socket read, not the transfer: a
         slow-drip answer needs the deadline too."""
         declared = response.headers.get('Content-Length', '')
         if declared.isdigit() and int(declared) > max_bytes:
-            raise DownloadError(
-                f'{what}: {declared} bytes is over the limit of {max_bytes}')
-        deadline = None if deadline_sec is None else self._clock(
-        ) + deadline_sec
+            raise DownloadError(f'{what}: {declared} bytes is over the limit of {max_bytes}')
+        deadline = None if deadline_sec is None else self._clock() + deadline_sec
         size = 0
         try:
             for chunk in response.iter_content(_CHUNK_BYTES):
@@ -334,11 +304,9 @@ class BackendClient:
                     raise Interrupted(f'{what}: stopped')
                 size += len(chunk)
                 if size > max_bytes:
-                    raise DownloadError(
-                        f'{what}: over the limit of {max_bytes} bytes')
+                    raise DownloadError(f'{what}: over the limit of {max_bytes} bytes')
                 if deadline is not None and self._clock() > deadline:
-                    raise DownloadError(
-                        f'{what}: took longer than {deadline_sec:g} s')
+                    raise DownloadError(f'{what}: took longer than {deadline_sec:g} s')
                 yield chunk
         except requests.RequestException as exc:
             raise TransportError(f'{what}: {type(exc).__name__}') from None

@@ -48,34 +48,22 @@ class Settings:
         env = _Env(environ)
         data_dir = pathlib.Path(env.text('DATA_DIR', './data'))
         return cls(
-            backend_url=env.parse('BACKEND_URL',
-                                  'http://web:8080',
-                                  _backend_url,
-                                  echo=False),
-            registration_token=env.secret('RUNNER_REGISTRATION_TOKEN',
-                                          required=True),
-            runner_name=env.text('RUNNER_NAME', None)
-            or (hostname or socket.gethostname)(),
+            backend_url=env.parse('BACKEND_URL', 'http://web:8080', _backend_url, echo=False),
+            registration_token=env.secret('RUNNER_REGISTRATION_TOKEN', required=True),
+            runner_name=env.text('RUNNER_NAME', None) or (hostname or socket.gethostname)(),
             sandbox_token=env.secret('SANDBOX_TOKEN', required=False),
             redis_url=env.parse('REDIS_URL', None, _redis_url, echo=False),
-            max_container_number=env.parse('MAX_CONTAINER_NUMBER', '8',
-                                           _positive_int),
-            drain_timeout_sec=env.parse('DRAIN_TIMEOUT_SEC', '540',
-                                        _positive_seconds),
+            max_container_number=env.parse('MAX_CONTAINER_NUMBER', '8', _positive_int),
+            drain_timeout_sec=env.parse('DRAIN_TIMEOUT_SEC', '540', _positive_seconds),
             data_dir=data_dir,
-            testdata_root=pathlib.Path(
-                env.text('TESTDATA_ROOT', str(data_dir / 'testdata'))),
-            submission_dir=pathlib.Path(
-                env.text('SUBMISSION_DIR', str(data_dir / 'submissions'))),
+            testdata_root=pathlib.Path(env.text('TESTDATA_ROOT', str(data_dir / 'testdata'))),
+            submission_dir=pathlib.Path(env.text('SUBMISSION_DIR', str(data_dir / 'submissions'))),
             submission_backup_dir=pathlib.Path(
                 env.text('SUBMISSION_BACKUP_DIR', str(data_dir / 'backup'))),
             docker_url=env.text('DOCKER_URL', 'unix:///var/run/docker.sock'),
-            long_poll_sec=env.parse('LONG_POLL_SEC', '25',
-                                    _non_negative_seconds),
-            output_limit=env.parse('OUTPUT_LIMIT', str(32 * 1024 * 1024),
-                                   _positive_int),
-            report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', '8192',
-                                          _positive_int),
+            long_poll_sec=env.parse('LONG_POLL_SEC', '25', _non_negative_seconds),
+            output_limit=env.parse('OUTPUT_LIMIT', str(32 * 1024 * 1024), _positive_int),
+            report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', '8192', _positive_int),
             log_level=env.parse('LOG_LEVEL', 'INFO', _log_level),
             log_format=env.parse('LOG_FORMAT', 'text', _log_format),
             metrics_port=env.parse('METRICS_PORT', None, _port),
@@ -92,8 +80,7 @@ class Settings:
         return f'Settings({", ".join(shown)})'
 
 
-_SECRET_FIELDS = frozenset(
-    {'registration_token', 'sandbox_token', 'redis_url'})
+_SECRET_FIELDS = frozenset({'registration_token', 'sandbox_token', 'redis_url'})
 
 
 class _Env:

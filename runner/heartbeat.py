@@ -38,9 +38,7 @@ class Heartbeat:
         self._clock = clock
         self._wait = wait
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run,
-                                        name='heartbeat',
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name='heartbeat', daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -64,9 +62,7 @@ class Heartbeat:
                 unauthorized += 1
                 log.error('heartbeat refused (401), %d in a row', unauthorized)
                 if unauthorized >= UNAUTHORIZED_LIMIT:
-                    log.critical(
-                        'the backend no longer knows this runner: identity lost'
-                    )
+                    log.critical('the backend no longer knows this runner: identity lost')
                     self._on_identity_lost()
                     return
             else:
@@ -81,12 +77,10 @@ class Heartbeat:
         try:
             answer = self._client.heartbeat(self._tracker.snapshot())
         except Exception:
-            log.exception(
-                'heartbeat failed unexpectedly; next beat tries again')
+            log.exception('heartbeat failed unexpectedly; next beat tries again')
             return False
         if answer.outcome is Outcome.UNAUTHORIZED:
             return True
         if answer.outcome is not Outcome.ACCEPTED:
-            log.warning('heartbeat failed (%s); next beat tries again',
-                        answer.detail)
+            log.warning('heartbeat failed (%s); next beat tries again', answer.detail)
         return False

@@ -45,10 +45,8 @@ class JobFolders:
     def _own(self, job_dir: pathlib.Path) -> pathlib.Path:
         # Finalizing deletes trees: only ever one of our own job folders.
         job_dir = pathlib.Path(job_dir).absolute()
-        if job_dir.parent != self._submission_dir or job_dir.name in ('', '.',
-                                                                      '..'):
-            raise ValueError(
-                f'{job_dir} is not a job folder of {self._submission_dir}')
+        if job_dir.parent != self._submission_dir or job_dir.name in ('', '.', '..'):
+            raise ValueError(f'{job_dir} is not a job folder of {self._submission_dir}')
         return job_dir
 
 

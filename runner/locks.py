@@ -70,24 +70,19 @@ class _FileLock:
 
 class RedisLocks:
 
-    def __init__(self,
-                 client: redis.Redis,
-                 ttl_sec: float = REDIS_LOCK_TTL_SEC):
+    def __init__(self, client: redis.Redis, ttl_sec: float = REDIS_LOCK_TTL_SEC):
         self._client = client
         self._ttl_sec = ttl_sec
 
     @classmethod
     def from_url(cls, url: str) -> 'RedisLocks':
         return cls(
-            redis.Redis.from_url(
-                url,
-                socket_timeout=REDIS_SOCKET_TIMEOUT_SEC,
-                socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SEC))
+            redis.Redis.from_url(url,
+                                 socket_timeout=REDIS_SOCKET_TIMEOUT_SEC,
+                                 socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SEC))
 
     def lock(self, problem_id: int) -> CacheLock:
-        return _RedisLock(self._client,
-                          f'runner:testdata-lock:{int(problem_id)}',
-                          self._ttl_sec)
+        return _RedisLock(self._client, f'runner:testdata-lock:{int(problem_id)}', self._ttl_sec)
 
     def __repr__(self) -> str:
         return 'RedisLocks()'  # the URL may carry a password
@@ -98,10 +93,7 @@ class _RedisLock:
     def __init__(self, client: redis.Redis, name: str, ttl_sec: float):
         # thread_local=False: the token lives on this object, which is used
         # by one preparation only.
-        self._lock = client.lock(name,
-                                 timeout=ttl_sec,
-                                 sleep=0.05,
-                                 thread_local=False)
+        self._lock = client.lock(name, timeout=ttl_sec, sleep=0.05, thread_local=False)
         self._name = name
 
     def acquire(self, timeout: float) -> bool:

@@ -76,9 +76,7 @@ class Poller:
         self._wait = wait
         self._rng = rng or random.Random()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run,
-                                        name='poller',
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name='poller', daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -98,8 +96,7 @@ class Poller:
                 self.poll_once()
             except Exception:
                 log.exception('poll loop error; going on')
-                self._wait(self._stop,
-                           jittered(self._poll_interval_sec, self._rng))
+                self._wait(self._stop, jittered(self._poll_interval_sec, self._rng))
 
     def poll_once(self) -> None:
         """One round: wait for capacity, or claim one job and see it through
@@ -114,8 +111,7 @@ class Poller:
             # Includes a body without a usable job_id: it cannot be aborted
             # and is left to lease expiry.
             log.warning('next-job failed: %s', exc)
-            self._wait(self._stop, jittered(self._poll_interval_sec,
-                                            self._rng))
+            self._wait(self._stop, jittered(self._poll_interval_sec, self._rng))
             return
         if claim is None:
             # A backend that ignores `wait` answers at once: fall back to the
@@ -127,8 +123,7 @@ class Poller:
         # Before prep: from here on the heartbeat renews this claim's lease.
         self._tracker.add(claim.job_id)
         if isinstance(claim, BadClaim):
-            log.error('job %s cannot be judged: %s', claim.job_id,
-                      claim.problem)
+            log.error('job %s cannot be judged: %s', claim.job_id, claim.problem)
             self._abort(claim.job_id, AbortReason.PREP_FAILED, None)
             return
         job = self._prepare(claim)
@@ -143,13 +138,11 @@ class Poller:
             try:
                 return self._preparer.prepare(payload, self._stop)
             except Exception as exc:
-                log.warning(
-                    'preparing job %s failed (attempt %d of %d): %s: %s',
-                    payload.job_id, attempt, PREP_ATTEMPTS,
-                    type(exc).__name__, exc)
+                log.warning('preparing job %s failed (attempt %d of %d): %s: %s', payload.job_id,
+                            attempt, PREP_ATTEMPTS,
+                            type(exc).__name__, exc)
             if attempt < PREP_ATTEMPTS:
-                self._wait(self._stop,
-                           jittered(PREP_BACKOFF_SEC[attempt - 1], self._rng))
+                self._wait(self._stop, jittered(PREP_BACKOFF_SEC[attempt - 1], self._rng))
         # Stop may have landed during the last attempt, after the loop's check.
         self._abort(payload.job_id, self._failure_reason(), None)
         return None
@@ -172,8 +165,7 @@ class Poller:
             self._tracker.remove(job.job_id)
 
     def _failure_reason(self) -> AbortReason:
-        return AbortReason.DRAIN if self._stop.is_set(
-        ) else AbortReason.PREP_FAILED
+        return AbortReason.DRAIN if self._stop.is_set() else AbortReason.PREP_FAILED
 
     def _abort(self, job_id: str, reason: AbortReason, job_dir) -> None:
         if reason is AbortReason.DRAIN:

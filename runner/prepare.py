@@ -23,8 +23,7 @@ class Preparer:
     raises with nothing left behind (the poller retries and reports).
     """
 
-    def __init__(self, client: BackendClient, testdata: TestdataCache,
-                 folders: JobFolders):
+    def __init__(self, client: BackendClient, testdata: TestdataCache, folders: JobFolders):
         self._client = client
         self._testdata = testdata
         self._folders = folders
@@ -41,21 +40,18 @@ class Preparer:
             job.source_dir.mkdir()
             testdata_dir = job_dir / 'testdata'
             testdata_dir.mkdir()
-            code = self._client.download_code(
-                payload.code_url,
-                max_bytes=MAX_CODE_ZIP_BYTES,
-                deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
-                stop=stop)
+            code = self._client.download_code(payload.code_url,
+                                              max_bytes=MAX_CODE_ZIP_BYTES,
+                                              deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
+                                              stop=stop)
             # The source first: it wins a name clash with a chaos file.
-            extract_source(code, payload.language, job.source_dir,
-                           MAX_SOURCE_BYTES)
-            self._testdata.install(payload.problem_id, payload.tasks,
-                                   testdata_dir, job.source_dir, stop)
+            extract_source(code, payload.language, job.source_dir, MAX_SOURCE_BYTES)
+            self._testdata.install(payload.problem_id, payload.tasks, testdata_dir, job.source_dir,
+                                   stop)
             return job
         except BaseException:
             try:
                 self._folders.remove(job_dir)
             except OSError:
-                log.exception('could not remove the failed job folder %s',
-                              job_dir)
+                log.exception('could not remove the failed job folder %s', job_dir)
             raise

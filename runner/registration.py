@@ -36,13 +36,11 @@ def register(client: BackendClient,
             registration = client.register(registration_token, name)
         except Unauthorized:
             raise RegistrationRefused(
-                'the backend refused RUNNER_REGISTRATION_TOKEN (401)'
-            ) from None
+                'the backend refused RUNNER_REGISTRATION_TOKEN (401)') from None
         except BackendError as exc:
             delay = jittered(backoff_delay(BACKOFF_SEC, failures), rng)
             failures += 1
-            log.warning('registration failed (%s); retrying in %.1f s', exc,
-                        delay)
+            log.warning('registration failed (%s); retrying in %.1f s', exc, delay)
             if wait(stop, delay):
                 break
             continue

@@ -57,9 +57,7 @@ class ResultSender:
         self._sleep = sleep or time.sleep
         self._rng = rng or random.Random()
         self._queue: 'queue.Queue[object]' = queue.Queue()
-        self._thread = threading.Thread(target=self._run,
-                                        name='result-sender',
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name='result-sender', daemon=True)
 
     def submit(self, report: Report) -> None:
         self._queue.put(report)
@@ -86,9 +84,7 @@ class ResultSender:
             if item is _STOP:
                 left = self._queue.qsize()
                 if left:
-                    log.warning(
-                        '%d report(s) submitted after stop are left to lease expiry',
-                        left)
+                    log.warning('%d report(s) submitted after stop are left to lease expiry', left)
                 return
             try:
                 self.process(item)
@@ -106,43 +102,34 @@ class ResultSender:
             self._abort(report)
 
     def _complete(self, report: CompleteReport) -> None:
-        outcome = self._send(
-            f'complete {report.job_id}',
-            lambda: self._client.complete(report.job_id, report.tasks))
+        outcome = self._send(f'complete {report.job_id}',
+                             lambda: self._client.complete(report.job_id, report.tasks))
         if outcome is Outcome.BAD_REQUEST:
-            log.error(
-                'the backend refused the result of %s (400); aborting it as rejected',
-                report.job_id)
-            self._abort(
-                AbortReport(report.job_id, AbortReason.REJECTED,
-                            report.job_dir))
-        elif outcome is None:
-            log.error('giving up on the result of %s; its lease will expire',
+            log.error('the backend refused the result of %s (400); aborting it as rejected',
                       report.job_id)
+            self._abort(AbortReport(report.job_id, AbortReason.REJECTED, report.job_dir))
+        elif outcome is None:
+            log.error('giving up on the result of %s; its lease will expire', report.job_id)
             self._finalize(report.job_id, report.job_dir, keep=True)
         else:
             if outcome is not Outcome.ACCEPTED:
-                log.warning('result of %s dropped by the backend (%s)',
-                            report.job_id, outcome.value)
+                log.warning('result of %s dropped by the backend (%s)', report.job_id,
+                            outcome.value)
             self._finalize(report.job_id, report.job_dir, keep=False)
 
     def _abort(self, report: AbortReport) -> None:
         # Before sending: see the module docstring (ABA on re-claim).
-        self._finalize(report.job_id,
-                       report.job_dir,
-                       keep=report.reason is AbortReason.REJECTED)
-        outcome = self._send(
-            f'abort({report.reason.value}) {report.job_id}',
-            lambda: self._client.abort(report.job_id, report.reason))
+        self._finalize(report.job_id, report.job_dir, keep=report.reason is AbortReason.REJECTED)
+        outcome = self._send(f'abort({report.reason.value}) {report.job_id}',
+                             lambda: self._client.abort(report.job_id, report.reason))
         if outcome is None:
-            log.error('giving up on abort(%s) of %s; its lease will expire',
-                      report.reason.value, report.job_id)
+            log.error('giving up on abort(%s) of %s; its lease will expire', report.reason.value,
+                      report.job_id)
         elif outcome is not Outcome.ACCEPTED:
-            log.warning('abort(%s) of %s dropped by the backend (%s)',
-                        report.reason.value, report.job_id, outcome.value)
+            log.warning('abort(%s) of %s dropped by the backend (%s)', report.reason.value,
+                        report.job_id, outcome.value)
 
-    def _send(self, what: str, call: Callable[[],
-                                              Answer]) -> Optional[Outcome]:
+    def _send(self, what: str, call: Callable[[], Answer]) -> Optional[Outcome]:
         """The final outcome, or None when every retry failed."""
         for attempt in range(len(RETRY_DELAYS_SEC) + 1):
             if attempt:
@@ -154,8 +141,7 @@ class ResultSender:
                 answer = Answer(Outcome.FAILED, 'local error')
             if answer.outcome not in _RETRIED:
                 return answer.outcome
-            log.warning('%s failed (%s), attempt %d of %d', what,
-                        answer.detail, attempt + 1,
+            log.warning('%s failed (%s), attempt %d of %d', what, answer.detail, attempt + 1,
                         len(RETRY_DELAYS_SEC) + 1)
         return None
 

@@ -62,9 +62,8 @@ class TestdataCache:
         self._lock_wait_sec = lock_wait_sec
         self._clock = clock
 
-    def install(self, problem_id: int, tasks: Sequence[TaskMeta],
-                testdata_dir: pathlib.Path, source_dir: pathlib.Path,
-                stop: threading.Event) -> None:
+    def install(self, problem_id: int, tasks: Sequence[TaskMeta], testdata_dir: pathlib.Path,
+                source_dir: pathlib.Path, stop: threading.Event) -> None:
         """Copies the cases of `tasks` into `testdata_dir` and the `chaos/`
         files into `source_dir`, refreshing the cache first when the backend's
         checksum differs from the cached one."""
@@ -84,20 +83,16 @@ class TestdataCache:
     def _held(self, problem_id: int, stop: threading.Event) -> Iterator[None]:
         lock = self._locks.lock(problem_id)
         if not lock.acquire(0):
-            log.info(
-                'testdata of problem %d is being prepared elsewhere; waiting',
-                problem_id)
+            log.info('testdata of problem %d is being prepared elsewhere; waiting', problem_id)
             deadline = self._clock() + self._lock_wait_sec
             while True:
                 if stop.is_set():
-                    raise Interrupted(
-                        f'stopped while waiting for the testdata lock of problem '
-                        f'{problem_id}')
+                    raise Interrupted(f'stopped while waiting for the testdata lock of problem '
+                                      f'{problem_id}')
                 remaining = deadline - self._clock()
                 if remaining <= 0:
-                    raise LockTimeout(
-                        f'testdata lock of problem {problem_id} not acquired within '
-                        f'{self._lock_wait_sec:g} s')
+                    raise LockTimeout(f'testdata lock of problem {problem_id} not acquired within '
+                                      f'{self._lock_wait_sec:g} s')
                 if lock.acquire(min(remaining, LOCK_SLICE_SEC)):
                     break
         try:
@@ -105,8 +100,8 @@ class TestdataCache:
         finally:
             lock.release()
 
-    def _refresh(self, problem_id: int, problem_dir: pathlib.Path,
-                 checksum: str, stop: threading.Event) -> None:
+    def _refresh(self, problem_id: int, problem_dir: pathlib.Path, checksum: str,
+                 stop: threading.Event) -> None:
         log.info('downloading testdata of problem %d', problem_id)
         problem_dir.mkdir(parents=True, exist_ok=True)
         # From here on, data/ is not trusted until the new mark is written.
@@ -154,9 +149,8 @@ def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
                 name = f'{task_index:02d}{case_index:02d}.{suffix}'
                 source = data / name
                 if not source.is_file():
-                    raise TestdataError(
-                        f'testdata of problem {problem_id} has no {name}: '
-                        f'the payload\'s case counts do not match it')
+                    raise TestdataError(f'testdata of problem {problem_id} has no {name}: '
+                                        f'the payload\'s case counts do not match it')
                 shutil.copyfile(source, testdata_dir / name)
 
 
@@ -171,8 +165,7 @@ def _copy_chaos(data: pathlib.Path, source_dir: pathlib.Path) -> None:
         if path.is_dir():
             dest.mkdir(parents=True, exist_ok=True)
         elif dest.exists():
-            log.warning('chaos file %s clashes with the source; skipped',
-                        dest.name)
+            log.warning('chaos file %s clashes with the source; skipped', dest.name)
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, dest)

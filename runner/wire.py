@@ -78,16 +78,14 @@ def parse_registration(body: Any) -> Registration:
     config = _object(config, 'config')
     defaults = RunnerConfig()
     return Registration(
-        identity=RunnerIdentity(runner_id=_id(obj, 'runner_id'),
-                                token=_token(obj, 'token')),
+        identity=RunnerIdentity(runner_id=_id(obj, 'runner_id'), token=_token(obj, 'token')),
         config=RunnerConfig(
-            heartbeat_interval_sec=_optional_seconds(
-                config, 'heartbeat_interval_sec',
-                defaults.heartbeat_interval_sec),
+            heartbeat_interval_sec=_optional_seconds(config, 'heartbeat_interval_sec',
+                                                     defaults.heartbeat_interval_sec),
             poll_interval_sec=_optional_seconds(config, 'poll_interval_sec',
                                                 defaults.poll_interval_sec),
-            max_concurrent_jobs=_optional_positive_int(
-                config, 'max_concurrent_jobs', defaults.max_concurrent_jobs),
+            max_concurrent_jobs=_optional_positive_int(config, 'max_concurrent_jobs',
+                                                       defaults.max_concurrent_jobs),
         ),
     )
 
@@ -107,8 +105,7 @@ def parse_checksum(body: Any) -> str:
     obj = _object(body, 'checksum body')
     value = obj.get('data')
     if not isinstance(value, str) or not value or len(value) > 256:
-        raise WireError(
-            'data: expected a non-empty string of at most 256 characters')
+        raise WireError('data: expected a non-empty string of at most 256 characters')
     return value
 
 
@@ -155,16 +152,14 @@ def _id(obj: Mapping[str, Any], field: str) -> str:
 def _token(obj: Mapping[str, Any], field: str) -> str:
     value = obj.get(field)
     if not isinstance(value, str) or not value:
-        raise WireError(
-            f'{field}: expected a non-empty string, got {_kind(value)}')
+        raise WireError(f'{field}: expected a non-empty string, got {_kind(value)}')
     return value
 
 
 def _submission_id(obj: Mapping[str, Any]) -> str:
     value = obj.get('submission_id')
     if not isinstance(value, str):
-        raise WireError(
-            f'submission_id: expected a string, got {_kind(value)}')
+        raise WireError(f'submission_id: expected a string, got {_kind(value)}')
     if not value or len(value) > 128 or not value.isprintable():
         raise WireError('submission_id: expected 1-128 printable characters')
     return value
@@ -180,9 +175,7 @@ def _problem_id(obj: Mapping[str, Any]) -> int:
         if not _DECIMAL.fullmatch(value):
             raise WireError('problem_id: expected decimal digits')
         return int(value)
-    raise WireError(
-        f'problem_id: expected an integer or a string of digits, got {_kind(value)}'
-    )
+    raise WireError(f'problem_id: expected an integer or a string of digits, got {_kind(value)}')
 
 
 def _language(obj: Mapping[str, Any]) -> Language:
@@ -213,62 +206,48 @@ def _tasks(obj: Mapping[str, Any]) -> Tuple[TaskMeta, ...]:
     if not isinstance(value, list):
         raise WireError(f'tasks: expected a list, got {_kind(value)}')
     if not 1 <= len(value) <= MAX_TASKS:
-        raise WireError(
-            f'tasks: expected 1-{MAX_TASKS} tasks, got {len(value)}')
-    return tuple(
-        _task(item, f'tasks[{index}]') for index, item in enumerate(value))
+        raise WireError(f'tasks: expected 1-{MAX_TASKS} tasks, got {len(value)}')
+    return tuple(_task(item, f'tasks[{index}]') for index, item in enumerate(value))
 
 
 def _task(value: Any, where: str) -> TaskMeta:
     obj = _object(value, where)
     return TaskMeta(
         task_score=_bounded_int(obj, 'taskScore', where, 0, 100),
-        memory_limit_kb=_bounded_int(obj, 'memoryLimit', where, 1,
-                                     MAX_MEMORY_LIMIT_KB),
-        time_limit_ms=_bounded_int(obj, 'timeLimit', where, 1,
-                                   MAX_TIME_LIMIT_MS),
-        case_count=_bounded_int(obj, 'caseCount', where, 1,
-                                MAX_CASES_PER_TASK),
+        memory_limit_kb=_bounded_int(obj, 'memoryLimit', where, 1, MAX_MEMORY_LIMIT_KB),
+        time_limit_ms=_bounded_int(obj, 'timeLimit', where, 1, MAX_TIME_LIMIT_MS),
+        case_count=_bounded_int(obj, 'caseCount', where, 1, MAX_CASES_PER_TASK),
     )
 
 
-def _bounded_int(obj: Mapping[str, Any], field: str, where: str, low: int,
-                 high: int) -> int:
+def _bounded_int(obj: Mapping[str, Any], field: str, where: str, low: int, high: int) -> int:
     value = obj.get(field)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise WireError(
-            f'{where}.{field}: expected an integer, got {_kind(value)}')
+        raise WireError(f'{where}.{field}: expected an integer, got {_kind(value)}')
     if not low <= value <= high:
-        raise WireError(
-            f'{where}.{field}: expected {low}..{high}, got {value}')
+        raise WireError(f'{where}.{field}: expected {low}..{high}, got {value}')
     return value
 
 
-def _optional_seconds(obj: Mapping[str, Any], field: str,
-                      default: float) -> float:
+def _optional_seconds(obj: Mapping[str, Any], field: str, default: float) -> float:
     value = obj.get(field)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise WireError(
-            f'config.{field}: expected a number, got {_kind(value)}')
+        raise WireError(f'config.{field}: expected a number, got {_kind(value)}')
     if not 0 < value < float('inf'):
-        raise WireError(
-            f'config.{field}: expected a positive number, got {value}')
+        raise WireError(f'config.{field}: expected a positive number, got {value}')
     return value
 
 
-def _optional_positive_int(obj: Mapping[str, Any], field: str,
-                           default: int) -> int:
+def _optional_positive_int(obj: Mapping[str, Any], field: str, default: int) -> int:
     value = obj.get(field)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        raise WireError(
-            f'config.{field}: expected an integer, got {_kind(value)}')
+        raise WireError(f'config.{field}: expected an integer, got {_kind(value)}')
     if value <= 0:
-        raise WireError(
-            f'config.{field}: expected a positive integer, got {value}')
+        raise WireError(f'config.{field}: expected a positive integer, got {value}')
     return value
 
 

@@ -20,8 +20,8 @@ MAX_ENTRIES = 10_000
 _CASE_FILE = re.compile(r'[0-9]{4}\.(in|out)')
 _CHUNK_BYTES = 64 * 1024
 # What zipfile may raise on a damaged or unsupported archive.
-_ZIP_FAILURES = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError,
-                 RuntimeError, EOFError, zlib.error, ValueError)
+_ZIP_FAILURES = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
+                 EOFError, zlib.error, ValueError)
 
 
 class ZipRejected(ValueError):
@@ -39,16 +39,14 @@ def extract_source(data: bytes, language: Language, source_dir: pathlib.Path,
         if names != [language.source_name]:
             shown = ', '.join(_show(name) for name in names[:5]) or 'nothing'
             more = ', ...' if len(names) > 5 else ''
-            raise ZipRejected(
-                f'{what}: expected exactly one file {language.source_name} '
-                f'for {language.name}, found {shown}{more}')
+            raise ZipRejected(f'{what}: expected exactly one file {language.source_name} '
+                              f'for {language.name}, found {shown}{more}')
         dest = source_dir / language.source_name
         _copy_member(archive, files[0][0], dest, max_bytes, what)
         return dest
 
 
-def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path,
-                     max_total_bytes: int) -> None:
+def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path, max_total_bytes: int) -> None:
     """Writes the testdata zip's `TTCC.in`/`TTCC.out` files and its `chaos/`
     tree into `dest_dir` (which must not exist yet); other files are ignored."""
     what = 'testdata zip'
@@ -93,16 +91,15 @@ def _checked_files(archive: zipfile.ZipFile,
 
 def _safe_parts(name: str, what: str) -> Tuple[str, ...]:
     parts = tuple(part for part in name.split('/') if part)
-    unsafe = (not parts or name.startswith('/') or '\\' in name
-              or '\x00' in name or ':' in parts[0]
+    unsafe = (not parts or name.startswith('/') or '\\' in name or '\x00' in name or ':' in parts[0]
               or any(part in ('.', '..') for part in parts))
     if unsafe:
         raise ZipRejected(f'{what}: unsafe path {_show(name)}')
     return parts
 
 
-def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
-                 dest: pathlib.Path, max_bytes: int, what: str) -> int:
+def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dest: pathlib.Path,
+                 max_bytes: int, what: str) -> int:
     """Copies one entry to a new file `dest`; returns the bytes written."""
     written = 0
     try:
@@ -111,18 +108,15 @@ def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
             while chunk := member.read(_CHUNK_BYTES):
                 written += len(chunk)
                 if written > max_bytes:
-                    raise ZipRejected(
-                        f'{what}: {_show(info.filename)} expands past the limit '
-                        f'of {max_bytes} bytes')
+                    raise ZipRejected(f'{what}: {_show(info.filename)} expands past the limit '
+                                      f'of {max_bytes} bytes')
                 out.write(chunk)
     except ZipRejected:
         raise
     except FileExistsError:
-        raise ZipRejected(
-            f'{what}: duplicate entry {_show(info.filename)}') from None
+        raise ZipRejected(f'{what}: duplicate entry {_show(info.filename)}') from None
     except _ZIP_FAILURES:
-        raise ZipRejected(
-            f'{what}: {_show(info.filename)} is damaged') from None
+        raise ZipRejected(f'{what}: {_show(info.filename)} is damaged') from None
     return written
 
 

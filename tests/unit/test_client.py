@@ -8,9 +8,8 @@ import requests
 import responses
 
 from dispatcher.job import TaskMeta
-from runner.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError,
-                           Outcome, ProtocolError, TransportError,
-                           Unauthorized, UnexpectedStatus)
+from runner.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError, Outcome,
+                           ProtocolError, TransportError, Unauthorized, UnexpectedStatus)
 from runner.reports import AbortReason
 from runner.waiting import Interrupted
 from runner.wire import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
@@ -88,10 +87,7 @@ def test_register_parses_identity_and_config(mock):
     assert registration.identity == RunnerIdentity(RN, RUNNER_TOKEN)
     assert registration.config == RunnerConfig(10, 1.5, 2)
     request = mock.calls[0].request
-    assert json.loads(request.body) == {
-        'registration_token': REGISTRATION_TOKEN,
-        'name': 'judge-7'
-    }
+    assert json.loads(request.body) == {'registration_token': REGISTRATION_TOKEN, 'name': 'judge-7'}
     assert 'Authorization' not in request.headers
 
 
@@ -112,14 +108,8 @@ def test_register_missing_config_keys_fall_back_to_defaults(mock):
 
 
 def test_register_without_config_uses_defaults(mock):
-    mock.post(f'{BASE}/runners/register',
-              status=201,
-              json={
-                  'runner_id': RN,
-                  'token': RUNNER_TOKEN
-              })
-    assert BackendClient(BASE).register(REGISTRATION_TOKEN,
-                                        'x').config == RunnerConfig()
+    mock.post(f'{BASE}/runners/register', status=201, json={'runner_id': RN, 'token': RUNNER_TOKEN})
+    assert BackendClient(BASE).register(REGISTRATION_TOKEN, 'x').config == RunnerConfig()
 
 
 def test_register_401_is_unauthorized(mock):
@@ -136,8 +126,7 @@ def test_register_5xx_is_unexpected_status(mock):
 
 
 def test_register_connection_error_is_transport_error(mock):
-    mock.post(f'{BASE}/runners/register',
-              body=requests.ConnectionError('refused'))
+    mock.post(f'{BASE}/runners/register', body=requests.ConnectionError('refused'))
     with pytest.raises(TransportError):
         BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
 
@@ -220,13 +209,11 @@ def test_heartbeat_statuses(mock, client, status, outcome):
     request = mock.calls[0].request
     assert json.loads(request.body) == {'active_job_ids': ['jb_1', 'jb_2']}
     assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
-    assert request.req_kwargs['timeout'][0] > 0 and request.req_kwargs[
-        'timeout'][1] > 0
+    assert request.req_kwargs['timeout'][0] > 0 and request.req_kwargs['timeout'][1] > 0
 
 
 def test_heartbeat_connection_error_is_failed(mock, client):
-    mock.post(f'{BASE}/runners/{RN}/heartbeat',
-              body=requests.ConnectTimeout('slow'))
+    mock.post(f'{BASE}/runners/{RN}/heartbeat', body=requests.ConnectTimeout('slow'))
     answer = client.heartbeat([])
     assert answer.outcome is Outcome.FAILED
     assert 'ConnectTimeout' in answer.detail
@@ -241,16 +228,13 @@ def test_runner_calls_need_an_identity():
 
 
 def test_next_job_parses_the_payload(mock, client):
-    mock.get(f'{BASE}/runners/{RN}/next-job',
-             status=200,
-             json=job_body(problem_id='07'))
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, json=job_body(problem_id='07'))
     claim = client.next_job()
     assert claim == JobPayload(job_id=JB,
                                submission_id='6650aa',
                                problem_id=7,
                                language=Language.CPP,
-                               tasks=(TaskMeta(40, 65536, 1000,
-                                               3), TaskMeta(60, 1024, 500, 1)),
+                               tasks=(TaskMeta(40, 65536, 1000, 3), TaskMeta(60, 1024, 500, 1)),
                                code_url=CODE_URL)
     request = mock.calls[0].request
     assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
@@ -270,8 +254,7 @@ def test_next_job_long_poll_timeout_exceeds_the_wait(mock, client):
     assert request.req_kwargs['timeout'][1] >= 45 + LONG_POLL_MARGIN_SEC
 
 
-@pytest.mark.parametrize('status, error', [(401, Unauthorized),
-                                           (500, UnexpectedStatus),
+@pytest.mark.parametrize('status, error', [(401, Unauthorized), (500, UnexpectedStatus),
                                            (404, UnexpectedStatus)])
 def test_next_job_error_statuses(mock, client, status, error):
     mock.get(f'{BASE}/runners/{RN}/next-job', status=status)
@@ -280,18 +263,16 @@ def test_next_job_error_statuses(mock, client, status, error):
 
 
 def test_next_job_connection_error(mock, client):
-    mock.get(f'{BASE}/runners/{RN}/next-job',
-             body=requests.ReadTimeout('slow'))
+    mock.get(f'{BASE}/runners/{RN}/next-job', body=requests.ReadTimeout('slow'))
     with pytest.raises(TransportError, match='ReadTimeout'):
         client.next_job()
 
 
 @pytest.mark.parametrize('body', [
-    'not json', '[1, 2]', '{"problem_id": 7}', '{"job_id": 7}',
-    '{"job_id": "../../etc"}', '{"job_id": ""}'
+    'not json', '[1, 2]', '{"problem_id": 7}', '{"job_id": 7}', '{"job_id": "../../etc"}',
+    '{"job_id": ""}'
 ])
-def test_next_job_without_a_usable_job_id_is_a_protocol_error(
-        mock, client, body):
+def test_next_job_without_a_usable_job_id_is_a_protocol_error(mock, client, body):
     mock.get(f'{BASE}/runners/{RN}/next-job', status=200, body=body)
     with pytest.raises(ProtocolError):
         client.next_job()
@@ -392,11 +373,8 @@ def test_next_job_without_a_usable_job_id_is_a_protocol_error(
         }]
     }, 'tasks[0].caseCount'),
 ])
-def test_next_job_malformed_field_is_a_bad_claim_naming_it(
-        mock, client, changes, field):
-    mock.get(f'{BASE}/runners/{RN}/next-job',
-             status=200,
-             json=job_body(**changes))
+def test_next_job_malformed_field_is_a_bad_claim_naming_it(mock, client, changes, field):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, json=job_body(**changes))
     claim = client.next_job()
     assert isinstance(claim, BadClaim)
     assert claim.job_id == JB
@@ -405,9 +383,7 @@ def test_next_job_malformed_field_is_a_bad_claim_naming_it(
 
 
 def test_next_job_oversized_body_is_refused(mock, client):
-    mock.get(f'{BASE}/runners/{RN}/next-job',
-             status=200,
-             body='{"x": "' + 'a' * (2 << 20) + '"}')
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, body='{"x": "' + 'a' * (2 << 20) + '"}')
     with pytest.raises(DownloadError):
         client.next_job()
 
@@ -437,8 +413,7 @@ def test_complete_statuses(mock, client, status, outcome):
     assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
 
 
-@pytest.mark.parametrize('status, outcome',
-                         [(202, Outcome.ACCEPTED)] + REPORT_STATUSES[2:])
+@pytest.mark.parametrize('status, outcome', [(202, Outcome.ACCEPTED)] + REPORT_STATUSES[2:])
 def test_abort_statuses(mock, client, status, outcome):
     mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/abort', status=status)
     assert client.abort(JB, AbortReason.DRAIN).outcome is outcome
@@ -447,8 +422,7 @@ def test_abort_statuses(mock, client, status, outcome):
 
 @pytest.mark.parametrize('call', ['complete', 'abort'])
 def test_reports_connection_error_is_failed(mock, client, call):
-    mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/{call}',
-             body=requests.ConnectionError('down'))
+    mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/{call}', body=requests.ConnectionError('down'))
     answer = client.complete(JB, []) if call == 'complete' else client.abort(
         JB, AbortReason.PREP_FAILED)
     assert answer.outcome is Outcome.FAILED
@@ -465,10 +439,8 @@ def test_checksum(mock, client):
     assert 'Authorization' not in request.headers
 
 
-@pytest.mark.parametrize('status, error', [(401, Unauthorized),
-                                           (403, UnexpectedStatus),
-                                           (404, UnexpectedStatus),
-                                           (500, UnexpectedStatus)])
+@pytest.mark.parametrize('status, error', [(401, Unauthorized), (403, UnexpectedStatus),
+                                           (404, UnexpectedStatus), (500, UnexpectedStatus)])
 def test_checksum_error_statuses(mock, client, status, error):
     mock.get(f'{BASE}/problem/7/checksum', status=status)
     with pytest.raises(error) as caught:
@@ -486,20 +458,14 @@ def test_checksum_malformed_body(mock, client, body):
 def test_download_testdata_writes_the_file(mock, client, tmp_path):
     mock.get(f'{BASE}/problem/7/testdata', status=200, body=b'zipbytes')
     dest = tmp_path / 't.zip'
-    size = client.download_testdata(7,
-                                    dest,
-                                    max_bytes=100,
-                                    deadline_sec=10,
-                                    stop=threading.Event())
+    size = client.download_testdata(7, dest, max_bytes=100, deadline_sec=10, stop=threading.Event())
     assert (size, dest.read_bytes()) == (8, b'zipbytes')
     assert mock.calls[0].request.url.endswith(f'?token={SANDBOX_TOKEN}')
 
 
-@pytest.mark.parametrize('status, error', [(401, Unauthorized),
-                                           (404, UnexpectedStatus),
+@pytest.mark.parametrize('status, error', [(401, Unauthorized), (404, UnexpectedStatus),
                                            (500, UnexpectedStatus)])
-def test_download_testdata_error_statuses(mock, client, tmp_path, status,
-                                          error):
+def test_download_testdata_error_statuses(mock, client, tmp_path, status, error):
     mock.get(f'{BASE}/problem/7/testdata', status=status)
     with pytest.raises(error):
         client.download_testdata(7,
@@ -520,17 +486,10 @@ def test_download_is_bounded_in_size(mock, client, tmp_path):
 
 
 @pytest.mark.parametrize('declared', [True, False])
-def test_download_is_bounded_in_size_whatever_it_declares(
-        mock, client, declared):
-    mock.get(CODE_URL,
-             status=200,
-             body=b'x' * 180,
-             auto_calculate_content_length=declared)
+def test_download_is_bounded_in_size_whatever_it_declares(mock, client, declared):
+    mock.get(CODE_URL, status=200, body=b'x' * 180, auto_calculate_content_length=declared)
     with pytest.raises(DownloadError, match='limit'):
-        client.download_code(CODE_URL,
-                             max_bytes=100,
-                             deadline_sec=10,
-                             stop=threading.Event())
+        client.download_code(CODE_URL, max_bytes=100, deadline_sec=10, stop=threading.Event())
     assert ('Content-Length' in mock.calls[0].response.headers) == declared
 
 
@@ -544,10 +503,7 @@ def test_download_is_bounded_in_time(mock, tmp_path):
     slow = BackendClient(BASE, clock=clock)
     mock.get(CODE_URL, status=200, body=b'x' * (200 * 1024))
     with pytest.raises(DownloadError, match='longer than'):
-        slow.download_code(CODE_URL,
-                           max_bytes=1 << 20,
-                           deadline_sec=10,
-                           stop=threading.Event())
+        slow.download_code(CODE_URL, max_bytes=1 << 20, deadline_sec=10, stop=threading.Event())
 
 
 def test_download_stops_on_stop(mock, client):
@@ -555,17 +511,12 @@ def test_download_stops_on_stop(mock, client):
     stop.set()
     mock.get(CODE_URL, status=200, body=b'x' * 10)
     with pytest.raises(Interrupted):
-        client.download_code(CODE_URL,
-                             max_bytes=100,
-                             deadline_sec=10,
-                             stop=stop)
+        client.download_code(CODE_URL, max_bytes=100, deadline_sec=10, stop=stop)
 
 
 def test_download_code_sends_no_authorization(mock, client):
     mock.get(CODE_URL, status=200, body=b'PK...')
-    assert client.download_code(CODE_URL,
-                                max_bytes=100,
-                                deadline_sec=10,
+    assert client.download_code(CODE_URL, max_bytes=100, deadline_sec=10,
                                 stop=threading.Event()) == b'PK...'
     assert 'Authorization' not in mock.calls[0].request.headers
 
@@ -574,10 +525,7 @@ def test_download_code_sends_no_authorization(mock, client):
 def test_download_code_error_statuses(mock, client, status):
     mock.get(CODE_URL, status=status)
     with pytest.raises(UnexpectedStatus) as caught:
-        client.download_code(CODE_URL,
-                             max_bytes=100,
-                             deadline_sec=10,
-                             stop=threading.Event())
+        client.download_code(CODE_URL, max_bytes=100, deadline_sec=10, stop=threading.Event())
     assert SIGNATURE not in str(caught.value)
     assert 'store.example/bucket/code.zip' in str(caught.value)
 
@@ -585,13 +533,11 @@ def test_download_code_error_statuses(mock, client, status):
 # -- secrets ------------------------------------------------------------------
 
 
-def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path,
-                                                   caplog):
+def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path, caplog):
     """Every failing call, logged the way the runner logs them (with tracebacks)."""
     caplog.set_level(logging.DEBUG)
-    down = requests.ConnectionError(
-        f'Max retries exceeded with url: /x?sig={SIGNATURE}'
-        f'&token={SANDBOX_TOKEN}')
+    down = requests.ConnectionError(f'Max retries exceeded with url: /x?sig={SIGNATURE}'
+                                    f'&token={SANDBOX_TOKEN}')
     mock.get(CODE_URL, body=down)
     mock.get(f'{BASE}/problem/7/checksum', body=down)
     mock.get(f'{BASE}/problem/7/testdata', body=down)
@@ -599,14 +545,11 @@ def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path,
     mock.get(f'{BASE}/runners/{RN}/next-job', body=down)
     mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/complete', body=down)
     calls = [
-        lambda: client.download_code(
-            CODE_URL, max_bytes=10, deadline_sec=1, stop=threading.Event()),
+        lambda: client.download_code(CODE_URL, max_bytes=10, deadline_sec=1, stop=threading.Event()
+                                     ),
         lambda: client.testdata_checksum(7),
-        lambda: client.download_testdata(7,
-                                         tmp_path / 'z',
-                                         max_bytes=10,
-                                         deadline_sec=1,
-                                         stop=threading.Event()),
+        lambda: client.download_testdata(
+            7, tmp_path / 'z', max_bytes=10, deadline_sec=1, stop=threading.Event()),
         lambda: BackendClient(BASE).register(REGISTRATION_TOKEN, 'x'),
         client.next_job,
     ]

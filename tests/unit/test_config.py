@@ -65,8 +65,7 @@ def test_every_setting_is_read():
     assert s.docker_url == 'tcp://docker:2375'
     assert s.long_poll_sec == 0
     assert (s.output_limit, s.report_output_limit) == (1024, 100)
-    assert (s.log_level, s.log_format, s.metrics_port) == ('DEBUG', 'json',
-                                                           9100)
+    assert (s.log_level, s.log_format, s.metrics_port) == ('DEBUG', 'json', 9100)
 
 
 @pytest.mark.parametrize('value', ['', '   '])
@@ -123,8 +122,7 @@ def test_secrets_never_appear_in_errors():
 
 
 def test_repr_hides_secrets():
-    s = settings(SANDBOX_TOKEN='sandbox-secret',
-                 REDIS_URL='redis://:hunter2@cache:6379/0')
+    s = settings(SANDBOX_TOKEN='sandbox-secret', REDIS_URL='redis://:hunter2@cache:6379/0')
     shown = repr(s)
     for secret in (TOKEN, 'sandbox-secret', 'hunter2'):
         assert secret not in shown

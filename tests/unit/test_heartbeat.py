@@ -74,12 +74,7 @@ def test_a_call_slower_than_an_interval_is_followed_by_a_beat_at_once():
     durations = iter([20, 1, 1])
     client = FakeClient(time, [OK, OK, OK])
     client.heartbeat = _timed(client.heartbeat, time, durations)
-    heartbeat = Heartbeat(client,
-                          ActiveJobs(),
-                          15,
-                          lambda: None,
-                          clock=time.clock,
-                          wait=time.wait)
+    heartbeat = Heartbeat(client, ActiveJobs(), 15, lambda: None, clock=time.clock, wait=time.wait)
     client.heartbeat_obj = heartbeat
     heartbeat.start()
     assert heartbeat.join(JOIN_GUARD_SEC)
@@ -113,10 +108,9 @@ def test_two_consecutive_401_lose_the_identity():
 
 
 def test_any_other_answer_resets_the_401_count():
-    client, _, lost = run([
-        REFUSED, OK, REFUSED, FAILED, REFUSED,
-        RuntimeError('boom'), REFUSED, OK
-    ])
+    client, _, lost = run(
+        [REFUSED, OK, REFUSED, FAILED, REFUSED,
+         RuntimeError('boom'), REFUSED, OK])
     assert lost == []
     assert len(client.sent) == 8
 

@@ -25,8 +25,7 @@ def payload(job_id='jb_1'):
 
 
 def job_for(claim):
-    return Job(claim.job_id, claim.submission_id, claim.problem_id,
-               claim.language, claim.tasks,
+    return Job(claim.job_id, claim.submission_id, claim.problem_id, claim.language, claim.tasks,
                pathlib.Path(f'/jobs/{claim.job_id}.gen'))
 
 
@@ -84,8 +83,7 @@ class FakePreparer:
 
     def prepare(self, claim, stop):
         self.attempts += 1
-        self.tracked_at_prep.append(
-            (claim.job_id in self.tracker.snapshot(), len(self.tracker)))
+        self.tracked_at_prep.append((claim.job_id in self.tracker.snapshot(), len(self.tracker)))
         if self.during:
             self.during(self.attempts)
         outcome = self.script.pop(0) if self.script else None
@@ -182,9 +180,7 @@ def test_backend_ignoring_the_long_poll_falls_back_to_the_poll_interval():
     assert rig.time.waits == [POLL_SEC - 1]
 
 
-@pytest.mark.parametrize('error',
-                         [TransportError('down'),
-                          ProtocolError('no job_id')])
+@pytest.mark.parametrize('error', [TransportError('down'), ProtocolError('no job_id')])
 def test_next_job_failure_waits_and_claims_nothing(error):
     rig = Rig(error)
     rig.poller.poll_once()
@@ -202,16 +198,11 @@ def test_claim_is_tracked_before_prep():
 
 
 def test_prep_retries_with_backoff_then_prep_failed():
-    rig = Rig(payload(),
-              script=[OSError('disk'),
-                      OSError('disk'),
-                      OSError('disk')])
+    rig = Rig(payload(), script=[OSError('disk'), OSError('disk'), OSError('disk')])
     rig.poller.poll_once()
     assert rig.preparer.attempts == 3
     assert rig.time.waits == [1, 2]
-    assert rig.sender.reports == [
-        AbortReport('jb_1', AbortReason.PREP_FAILED, None)
-    ]
+    assert rig.sender.reports == [AbortReport('jb_1', AbortReason.PREP_FAILED, None)]
     assert rig.dispatcher.handled == []
     assert len(rig.tracker) == 1  # the sender releases it, before sending
 
@@ -225,9 +216,7 @@ def test_prep_succeeds_on_a_retry():
 
 
 def test_stop_during_prep_returns_the_claim_as_drain():
-    rig = Rig(payload(),
-              script=[OSError('interrupted')],
-              during=lambda attempt: rig.stop())
+    rig = Rig(payload(), script=[OSError('interrupted')], during=lambda attempt: rig.stop())
     rig.poller.poll_once()
     assert rig.preparer.attempts == 1  # stop is checked at the top of every attempt
     assert rig.sender.reports == [AbortReport('jb_1', AbortReason.DRAIN, None)]
@@ -235,8 +224,7 @@ def test_stop_during_prep_returns_the_claim_as_drain():
 
 def test_stop_during_the_last_attempt_is_still_drain():
     rig = Rig(payload(),
-              script=[OSError('a'), OSError('b'),
-                      OSError('c')],
+              script=[OSError('a'), OSError('b'), OSError('c')],
               during=lambda attempt: attempt == 3 and rig.stop())
     rig.poller.poll_once()
     assert rig.preparer.attempts == 3
@@ -266,8 +254,7 @@ def test_dispatch_is_attempted_once_and_its_failure_is_prep_failed():
     assert len(rig.dispatcher.handled) == 1
     assert rig.preparer.attempts == 1
     assert rig.sender.reports == [
-        AbortReport('jb_1', AbortReason.PREP_FAILED,
-                    pathlib.Path('/jobs/jb_1.gen'))
+        AbortReport('jb_1', AbortReason.PREP_FAILED, pathlib.Path('/jobs/jb_1.gen'))
     ]
 
 
@@ -291,8 +278,7 @@ def test_dispatch_failure_during_a_stop_is_drain():
 
 def test_supersede_releases_the_older_claim():
     rig = Rig(payload(), dispatch=True)
-    rig.tracker.add(
-        'jb_1')  # the older generation, still live in the dispatcher
+    rig.tracker.add('jb_1')  # the older generation, still live in the dispatcher
     rig.poller.poll_once()
     assert len(rig.tracker) == 1
     assert rig.tracker.snapshot() == ['jb_1']
@@ -310,9 +296,7 @@ def test_bad_claim_is_tracked_and_aborted_as_prep_failed():
     rig.poller.poll_once()
     assert rig.preparer.attempts == 0
     assert rig.tracker.snapshot() == ['jb_9']
-    assert rig.sender.reports == [
-        AbortReport('jb_9', AbortReason.PREP_FAILED, None)
-    ]
+    assert rig.sender.reports == [AbortReport('jb_9', AbortReason.PREP_FAILED, None)]
 
 
 def test_the_loop_survives_unexpected_errors():
@@ -337,8 +321,7 @@ def test_the_loop_survives_unexpected_errors():
     assert rig.poller.join(JOIN_GUARD_SEC)
     assert Dispatcher.calls == 2
     assert rig.sender.reports == [
-        AbortReport('jb_1', AbortReason.PREP_FAILED,
-                    pathlib.Path('/jobs/jb_1.gen'))
+        AbortReport('jb_1', AbortReason.PREP_FAILED, pathlib.Path('/jobs/jb_1.gen'))
     ]
 
 

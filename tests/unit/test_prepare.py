@@ -43,25 +43,18 @@ def symlink(name, target):
 
 
 GOOD_CODE = make_zip([('main.c', b'int main(void) { return 0; }')])
-GOOD_TESTDATA = make_zip([('0000.in', b'1 2'), ('0000.out', b'3'),
-                          ('0001.in', b'4 5'), ('0001.out', b'9'),
-                          ('chaos/helper.h', b'#pragma once')])
+GOOD_TESTDATA = make_zip([('0000.in', b'1 2'), ('0000.out', b'3'), ('0001.in', b'4 5'),
+                          ('0001.out', b'9'), ('chaos/helper.h', b'#pragma once')])
 
 
 def job_body(**changes):
     body = {
-        'job_id':
-        JB,
-        'submission_id':
-        's1',
-        'problem_id':
-        '07',
-        'language':
-        0,
-        'code_url':
-        CODE_URL,
-        'checker':
-        'placeholder',
+        'job_id': JB,
+        'submission_id': 's1',
+        'problem_id': '07',
+        'language': 0,
+        'code_url': CODE_URL,
+        'checker': 'placeholder',
         'tasks': [{
             'taskScore': 100,
             'memoryLimit': 65536,
@@ -79,11 +72,10 @@ class World:
     def __init__(self, root, mock):
         self.root = root
         self.mock = mock
-        self.client = BackendClient(BASE, sandbox_token='sbx').with_identity(
-            RunnerIdentity(RN, 'rk'))
+        self.client = BackendClient(BASE,
+                                    sandbox_token='sbx').with_identity(RunnerIdentity(RN, 'rk'))
         self.folders = JobFolders(root / 'submissions', root / 'backup')
-        self.cache = Cache(root / 'testdata', self.client,
-                           FileLocks(root / 'testdata' / '.locks'))
+        self.cache = Cache(root / 'testdata', self.client, FileLocks(root / 'testdata' / '.locks'))
         self.preparer = Preparer(self.client, self.cache, self.folders)
 
     def serve(self, code=GOOD_CODE, testdata=GOOD_TESTDATA, checksum='c1'):
@@ -93,12 +85,10 @@ class World:
 
     def job_folders(self):
         folder = self.root / 'submissions'
-        return sorted(path.name
-                      for path in folder.iterdir()) if folder.exists() else []
+        return sorted(path.name for path in folder.iterdir()) if folder.exists() else []
 
     def everything(self):
-        return sorted(
-            str(path.relative_to(self.root)) for path in self.root.rglob('*'))
+        return sorted(str(path.relative_to(self.root)) for path in self.root.rglob('*'))
 
 
 @pytest.fixture
@@ -113,8 +103,7 @@ def test_prepare_lays_out_the_job_folder(world):
     assert (job.job_id, job.submission_id, job.problem_id) == (JB, 's1', 7)
     assert job.language is Language.C
     assert job.job_dir.parent == world.root / 'submissions'
-    assert sorted(p.name
-                  for p in job.source_dir.iterdir()) == ['helper.h', 'main.c']
+    assert sorted(p.name for p in job.source_dir.iterdir()) == ['helper.h', 'main.c']
     assert job.input_path(0, 1).read_bytes() == b'4 5'
     assert job.answer_path(0, 0).read_bytes() == b'3'
     assert sorted(p.name for p in (job.job_dir / 'testdata').iterdir()) == [
@@ -129,20 +118,19 @@ def test_each_claim_generation_gets_its_own_folder(world):
     marker.write_text('in use by the first generation')
     second = world.preparer.prepare(parse_claim(job_body()), threading.Event())
     assert first.job_dir != second.job_dir
-    assert first.job_dir.name.startswith(
-        JB) and second.job_dir.name.startswith(JB)
+    assert first.job_dir.name.startswith(JB) and second.job_dir.name.startswith(JB)
     assert marker.read_text() == 'in use by the first generation'
     assert not (second.source_dir / 'compiled').exists()
 
 
 def test_the_source_wins_a_clash_with_a_chaos_file(world):
-    world.serve(testdata=make_zip([('0000.in', b''), (
-        '0000.out', b''), ('0001.in',
-                           b''), ('0001.out',
-                                  b''), ('chaos/main.c', b'not yours')]))
+    world.serve(testdata=make_zip([('0000.in',
+                                    b''), ('0000.out',
+                                           b''), ('0001.in',
+                                                  b''), ('0001.out',
+                                                         b''), ('chaos/main.c', b'not yours')]))
     job = world.preparer.prepare(parse_claim(job_body()), threading.Event())
-    assert (job.source_dir /
-            'main.c').read_bytes() == b'int main(void) { return 0; }'
+    assert (job.source_dir / 'main.c').read_bytes() == b'int main(void) { return 0; }'
 
 
 # -- hostile payloads through the poller ------------------------------------------
@@ -221,43 +209,29 @@ def test_a_malformed_field_is_prep_failed_without_preparing(world, changes):
     recorder, tracker = claim_once(world, job_body(**changes))
     assert recorder.reports == [AbortReport(JB, AbortReason.PREP_FAILED, None)]
     assert recorder.handled == []
-    assert tracker.snapshot() == [JB
-                                  ]  # released by the sender, before it sends
+    assert tracker.snapshot() == [JB]  # released by the sender, before it sends
     assert world.job_folders() == []
     assert len(world.mock.calls) == 1  # nothing downloaded
 
 
 HOSTILE = {
-    'code zip traversal':
-    dict(code=make_zip([('../../evil.c', b'x')])),
-    'code zip absolute path':
-    dict(code=make_zip([('/tmp/evil.c', b'x')])),
-    'code zip symlink':
-    dict(code=make_zip([symlink('main.c', b'/etc/passwd')])),
-    'code zip bomb':
-    dict(code=make_zip([('main.c', b'\0' * (MAX_SOURCE_BYTES + 1))])),
-    'wrong extension':
-    dict(code=make_zip([('main.py', b'print(1)')])),
-    'missing main file':
-    dict(code=make_zip([('src/', b''), ('solution.c', b'x')])),
-    'two files':
-    dict(code=make_zip([('main.c', b'x'), ('evil.c', b'y')])),
-    'code not a zip':
-    dict(code=b'<html>AccessDenied</html>'),
-    'testdata traversal':
-    dict(testdata=make_zip([('0000.in', b''), ('../../../evil', b'x')])),
-    'testdata chaos traversal':
-    dict(testdata=make_zip([('chaos/../../../../evil', b'x')])),
-    'testdata not a zip':
-    dict(testdata=b'nope'),
-    'case count mismatch':
-    dict(testdata=make_zip([('0000.in', b''), ('0000.out', b'')])),
+    'code zip traversal': dict(code=make_zip([('../../evil.c', b'x')])),
+    'code zip absolute path': dict(code=make_zip([('/tmp/evil.c', b'x')])),
+    'code zip symlink': dict(code=make_zip([symlink('main.c', b'/etc/passwd')])),
+    'code zip bomb': dict(code=make_zip([('main.c', b'\0' * (MAX_SOURCE_BYTES + 1))])),
+    'wrong extension': dict(code=make_zip([('main.py', b'print(1)')])),
+    'missing main file': dict(code=make_zip([('src/', b''), ('solution.c', b'x')])),
+    'two files': dict(code=make_zip([('main.c', b'x'), ('evil.c', b'y')])),
+    'code not a zip': dict(code=b'<html>AccessDenied</html>'),
+    'testdata traversal': dict(testdata=make_zip([('0000.in', b''), ('../../../evil', b'x')])),
+    'testdata chaos traversal': dict(testdata=make_zip([('chaos/../../../../evil', b'x')])),
+    'testdata not a zip': dict(testdata=b'nope'),
+    'case count mismatch': dict(testdata=make_zip([('0000.in', b''), ('0000.out', b'')])),
 }
 
 
 @pytest.mark.parametrize('name', list(HOSTILE))
-def test_hostile_zips_end_as_prep_failed_with_nothing_written_outside(
-        world, name):
+def test_hostile_zips_end_as_prep_failed_with_nothing_written_outside(world, name):
     world.serve(**HOSTILE[name])
     recorder, tracker = claim_once(world, job_body())
     assert recorder.reports == [AbortReport(JB, AbortReason.PREP_FAILED, None)]

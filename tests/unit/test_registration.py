@@ -6,8 +6,7 @@ from runner.client import TransportError, Unauthorized, UnexpectedStatus, Protoc
 from runner.registration import RegistrationRefused, register
 from runner.wire import Registration, RunnerConfig, RunnerIdentity
 
-REGISTRATION = Registration(RunnerIdentity('rn_1', 'rk_secret'),
-                            RunnerConfig())
+REGISTRATION = Registration(RunnerIdentity('rn_1', 'rk_secret'), RunnerConfig())
 
 
 class FakeClient:
@@ -53,25 +52,16 @@ class FullJitter:
 def test_registers_at_once():
     client = FakeClient([REGISTRATION])
     wait = FakeWait()
-    assert register(client, 'reg', 'judge-7', threading.Event(),
-                    wait=wait) == REGISTRATION
+    assert register(client, 'reg', 'judge-7', threading.Event(), wait=wait) == REGISTRATION
     assert client.calls == [('reg', 'judge-7')]
     assert wait.delays == []
 
 
 def test_backoff_schedule_then_30_forever():
-    failures = [
-        TransportError('down'),
-        UnexpectedStatus('POST', 503),
-        ProtocolError('bad')
-    ] * 3
+    failures = [TransportError('down'), UnexpectedStatus('POST', 503), ProtocolError('bad')] * 3
     client = FakeClient(failures + [REGISTRATION])
     wait = FakeWait()
-    assert register(client,
-                    'reg',
-                    'x',
-                    threading.Event(),
-                    wait=wait,
+    assert register(client, 'reg', 'x', threading.Event(), wait=wait,
                     rng=NoJitter()) == REGISTRATION
     assert wait.delays == [1, 2, 4, 8, 16, 30, 30, 30, 30]
 
@@ -79,27 +69,15 @@ def test_backoff_schedule_then_30_forever():
 def test_backoff_has_jitter():
     client = FakeClient([TransportError('down'), REGISTRATION])
     wait = FakeWait()
-    register(client,
-             'reg',
-             'x',
-             threading.Event(),
-             wait=wait,
-             rng=FullJitter())
+    register(client, 'reg', 'x', threading.Event(), wait=wait, rng=FullJitter())
     assert 1 < wait.delays[0] <= 1.2
 
 
 def test_401_raises_at_once():
-    client = FakeClient(
-        [TransportError('down'),
-         Unauthorized('401'), REGISTRATION])
+    client = FakeClient([TransportError('down'), Unauthorized('401'), REGISTRATION])
     wait = FakeWait()
     with pytest.raises(RegistrationRefused) as caught:
-        register(client,
-                 'reg-secret',
-                 'x',
-                 threading.Event(),
-                 wait=wait,
-                 rng=NoJitter())
+        register(client, 'reg-secret', 'x', threading.Event(), wait=wait, rng=NoJitter())
     assert len(client.calls) == 2
     assert 'reg-secret' not in str(caught.value)
 
@@ -107,8 +85,7 @@ def test_401_raises_at_once():
 def test_stop_during_backoff_returns_none():
     client = FakeClient([TransportError('down'), REGISTRATION])
     stop = threading.Event()
-    assert register(client, 'reg', 'x', stop,
-                    wait=FakeWait(stop_after=1)) is None
+    assert register(client, 'reg', 'x', stop, wait=FakeWait(stop_after=1)) is None
     assert len(client.calls) == 1  # woken by stop: no further attempt
 
 
@@ -125,8 +102,7 @@ def test_real_wait_wakes_on_stop():
     client = FakeClient([TransportError('down')] * 10)
     stop = threading.Event()
     result = []
-    worker = threading.Thread(
-        target=lambda: result.append(register(client, 'reg', 'x', stop)))
+    worker = threading.Thread(target=lambda: result.append(register(client, 'reg', 'x', stop)))
     worker.start()
     stop.set()
     worker.join(timeout=60)  # a guard against hanging, not a timing assertion

@@ -97,8 +97,7 @@ def claimed(rig, job_id='jb_1'):
 def test_complete_terminal_answers_send_then_finalize(answer):
     rig = claimed(Rig(complete=[answer]))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log == [('complete', 'jb_1'), ('remove', JOB_DIR),
-                       ('release', 'jb_1')]
+    assert rig.log == [('complete', 'jb_1'), ('remove', JOB_DIR), ('release', 'jb_1')]
     assert rig.sleeps == []
     assert len(rig.tracker) == 0
 
@@ -106,8 +105,8 @@ def test_complete_terminal_answers_send_then_finalize(answer):
 def test_complete_400_becomes_abort_rejected_finalized_before_sending():
     rig = claimed(Rig(complete=['400'], abort=['2xx']))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log == [('complete', 'jb_1'), ('back_up', JOB_DIR),
-                       ('release', 'jb_1'), ('abort', 'jb_1', 'rejected')]
+    assert rig.log == [('complete', 'jb_1'), ('back_up', JOB_DIR), ('release', 'jb_1'),
+                       ('abort', 'jb_1', 'rejected')]
     assert len(rig.tracker) == 0
 
 
@@ -116,8 +115,7 @@ def test_complete_retries_with_backoff_and_keeps_the_lease(answer):
     rig = claimed(Rig(complete=[answer, answer, '2xx']))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
     assert rig.sleeps == [1, 2]
-    assert rig.log == [('complete', 'jb_1')] * 3 + [('remove', JOB_DIR),
-                                                    ('release', 'jb_1')]
+    assert rig.log == [('complete', 'jb_1')] * 3 + [('remove', JOB_DIR), ('release', 'jb_1')]
 
 
 @pytest.mark.parametrize('answer', RETRIED)
@@ -125,16 +123,14 @@ def test_complete_exhaustion_backs_up_and_gives_up(answer):
     rig = claimed(Rig(complete=[answer] * 6))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
     assert rig.sleeps == [1, 2, 4, 8, 16]
-    assert rig.log == [('complete', 'jb_1')] * 6 + [('back_up', JOB_DIR),
-                                                    ('release', 'jb_1')]
+    assert rig.log == [('complete', 'jb_1')] * 6 + [('back_up', JOB_DIR), ('release', 'jb_1')]
     assert len(rig.tracker) == 0
 
 
 def test_complete_then_rejected_abort_exhausted():
     rig = claimed(Rig(complete=['400'], abort=['5xx'] * 6))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log[:3] == [('complete', 'jb_1'), ('back_up', JOB_DIR),
-                           ('release', 'jb_1')]
+    assert rig.log[:3] == [('complete', 'jb_1'), ('back_up', JOB_DIR), ('release', 'jb_1')]
     assert rig.log[3:] == [('abort', 'jb_1', 'rejected')] * 6
     assert rig.sleeps == [1, 2, 4, 8, 16]
 
@@ -177,8 +173,8 @@ def test_abort_retries(reason, answer):
     rig = claimed(Rig(abort=[answer, answer, answer, '2xx']))
     rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
     assert rig.sleeps == [1, 2, 4]
-    assert rig.log == [(folder_step(reason), JOB_DIR), ('release', 'jb_1')
-                       ] + [('abort', 'jb_1', reason.value)] * 4
+    assert rig.log == [(folder_step(reason), JOB_DIR),
+                       ('release', 'jb_1')] + [('abort', 'jb_1', reason.value)] * 4
 
 
 @pytest.mark.parametrize('reason', REASONS)
@@ -186,8 +182,8 @@ def test_abort_exhaustion_gives_up_already_finalized(reason):
     rig = claimed(Rig(abort=['5xx'] * 6))
     rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
     assert rig.sleeps == [1, 2, 4, 8, 16]
-    assert rig.log == [(folder_step(reason), JOB_DIR), ('release', 'jb_1')
-                       ] + [('abort', 'jb_1', reason.value)] * 6
+    assert rig.log == [(folder_step(reason), JOB_DIR),
+                       ('release', 'jb_1')] + [('abort', 'jb_1', reason.value)] * 6
 
 
 def test_abort_without_a_folder_only_releases():
@@ -200,8 +196,7 @@ def test_abort_is_sent_even_when_the_folder_cannot_be_removed():
     rig = claimed(Rig(abort=['2xx']))
     rig.folders.fail = True
     rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR))
-    assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1'),
-                       ('abort', 'jb_1', 'drain')]
+    assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1'), ('abort', 'jb_1', 'drain')]
     assert len(rig.tracker) == 0
 
 
@@ -212,8 +207,7 @@ def test_reclaim_after_abort_keeps_the_new_claim():
 
     def abort(job_id, reason):
         rig.log.append(('abort', job_id, reason.value))
-        rig.tracker.add(
-            job_id)  # the backend requeued it; the poller re-claims
+        rig.tracker.add(job_id)  # the backend requeued it; the poller re-claims
         return ANSWERS['2xx']
 
     rig.abort = abort
@@ -239,14 +233,14 @@ def test_stop_flushes_everything_queued_before_it():
     for report in reports:
         rig.sender.submit(report)
     rig.sender.stop()
-    rig.sender.start(
-    )  # started after stop: the flush still covers all of them
+    rig.sender.start()  # started after stop: the flush still covers all of them
     assert rig.sender.join(JOIN_GUARD_SEC)
     assert len(rig.tracker) == 0
-    assert [entry for entry in rig.log if entry[0] in ('complete', 'abort')
-            ] == [('complete', 'jb_1'), ('abort', 'jb_2', 'drain'),
-                  ('complete', 'jb_3'), ('complete', 'jb_3'),
-                  ('abort', 'jb_4', 'prep_failed')]
+    assert [entry for entry in rig.log
+            if entry[0] in ('complete', 'abort')] == [('complete', 'jb_1'),
+                                                      ('abort', 'jb_2', 'drain'),
+                                                      ('complete', 'jb_3'), ('complete', 'jb_3'),
+                                                      ('abort', 'jb_4', 'prep_failed')]
 
 
 def test_the_thread_survives_a_failing_report():

@@ -56,8 +56,7 @@ class FakeBackend:
         assert problem_id == PROBLEM
         return self.checksum
 
-    def download_testdata(self, problem_id, dest, *, max_bytes, deadline_sec,
-                          stop):
+    def download_testdata(self, problem_id, dest, *, max_bytes, deadline_sec, stop):
         with open(self.count_file, 'a') as count:
             count.write(f'{os.getpid()}\n')
         if self.during_download:
@@ -139,8 +138,7 @@ def redis_url():
         server.wait(GUARD_SEC)
 
 
-@pytest.fixture(
-    params=['file', pytest.param('redis', marks=pytest.mark.redis)])
+@pytest.fixture(params=['file', pytest.param('redis', marks=pytest.mark.redis)])
 def make_locks(request, tmp_path):
     """A factory, so that each thread or process makes its own lock client."""
     if request.param == 'file':
@@ -171,12 +169,10 @@ def cache(tmp_path, backend, locks, **kwargs):
 def test_install_copies_the_payload_cases_and_chaos(tmp_path):
     backend = FakeBackend(tmp_path)
     job = Job(tmp_path, 'job')
-    cache(tmp_path, backend,
-          FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, job.testdata,
-                                                 job.src, threading.Event())
-    assert sorted(os.listdir(job.testdata)) == [
-        '0000.in', '0000.out', '0001.in', '0001.out', '0100.in', '0100.out'
-    ]
+    cache(tmp_path, backend, FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, job.testdata,
+                                                                    job.src, threading.Event())
+    assert sorted(os.listdir(
+        job.testdata)) == ['0000.in', '0000.out', '0001.in', '0001.out', '0100.in', '0100.out']
     assert job.read('0001.out') == 'v1 out 0001'
     assert (job.src / 'lib.h').read_text() == '// v1'
 
@@ -186,8 +182,7 @@ def test_same_checksum_downloads_once(tmp_path):
     testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
     for name in ('a', 'b'):
         job = Job(tmp_path, name)
-        testdata.install(PROBLEM, TASKS, job.testdata, job.src,
-                         threading.Event())
+        testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
     assert backend.downloads == 1
 
 
@@ -195,28 +190,22 @@ def test_a_checksum_change_refreshes_the_cache(tmp_path):
     backend = FakeBackend(tmp_path)
     testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
     first = Job(tmp_path, 'first')
-    testdata.install(PROBLEM, TASKS, first.testdata, first.src,
-                     threading.Event())
+    testdata.install(PROBLEM, TASKS, first.testdata, first.src, threading.Event())
     backend.checksum = 'v2'  # a testdata fix, then a rejudge
     second = Job(tmp_path, 'second')
-    testdata.install(PROBLEM, TASKS, second.testdata, second.src,
-                     threading.Event())
+    testdata.install(PROBLEM, TASKS, second.testdata, second.src, threading.Event())
     assert backend.downloads == 2
     assert second.read('0000.in') == 'v2 in 0000'
     assert (second.src / 'lib.h').read_text() == '// v2'
-    assert first.read(
-        '0000.in') == 'v1 in 0000'  # an earlier job keeps its own copy
+    assert first.read('0000.in') == 'v1 in 0000'  # an earlier job keeps its own copy
 
 
 def test_a_case_missing_from_the_testdata_is_an_error(tmp_path):
     job = Job(tmp_path, 'job')
-    tasks = TASKS + (TaskMeta(0, 1, 1, 1),
-                     )  # the zip has 0200.in but no 0200.out
-    testdata = cache(tmp_path, FakeBackend(tmp_path),
-                     FileLocks(tmp_path / 'locks'))
+    tasks = TASKS + (TaskMeta(0, 1, 1, 1), )  # the zip has 0200.in but no 0200.out
+    testdata = cache(tmp_path, FakeBackend(tmp_path), FileLocks(tmp_path / 'locks'))
     with pytest.raises(CacheError, match='no 0200.out'):
-        testdata.install(PROBLEM, tasks, job.testdata, job.src,
-                         threading.Event())
+        testdata.install(PROBLEM, tasks, job.testdata, job.src, threading.Event())
 
 
 def test_a_failed_download_leaves_no_usable_cache(tmp_path):
@@ -233,12 +222,10 @@ def test_a_failed_download_leaves_no_usable_cache(tmp_path):
     backend.checksum, backend.during_download = 'v2', die
     broken = Job(tmp_path, 'broken')
     with pytest.raises(ConnectionError):
-        testdata.install(PROBLEM, TASKS, broken.testdata, broken.src,
-                         threading.Event())
+        testdata.install(PROBLEM, TASKS, broken.testdata, broken.src, threading.Event())
     backend.during_download = None
     fresh = Job(tmp_path, 'fresh')
-    testdata.install(PROBLEM, TASKS, fresh.testdata, fresh.src,
-                     threading.Event())
+    testdata.install(PROBLEM, TASKS, fresh.testdata, fresh.src, threading.Event())
     assert backend.downloads == 3
     assert fresh.read('0000.in') == 'v2 in 0000'
 
@@ -252,14 +239,12 @@ def test_a_bad_testdata_zip_leaves_no_usable_cache(tmp_path):
     backend.checksum = 'broken'
     try:
         with pytest.raises(ZipRejected):
-            testdata.install(PROBLEM, TASKS, job.testdata, job.src,
-                             threading.Event())
+            testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
     finally:
         del VERSIONS['broken']
     backend.checksum = 'v1'
     again = Job(tmp_path, 'again')
-    testdata.install(PROBLEM, TASKS, again.testdata, again.src,
-                     threading.Event())
+    testdata.install(PROBLEM, TASKS, again.testdata, again.src, threading.Event())
     assert backend.downloads == 3  # v1 was not trusted any more
 
 
@@ -268,10 +253,8 @@ def test_a_crash_mid_download_leaves_no_usable_half_cache(tmp_path):
     the next process downloads v2 again and never serves v1 or half of v2."""
     backend = FakeBackend(tmp_path)
     first = Job(tmp_path, 'first')
-    cache(tmp_path, backend,
-          FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS,
-                                                 first.testdata, first.src,
-                                                 threading.Event())
+    cache(tmp_path, backend, FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, first.testdata,
+                                                                    first.src, threading.Event())
 
     def crash(dest):
         dest.write_bytes(VERSIONS['v2'][:100])
@@ -279,19 +262,16 @@ def test_a_crash_mid_download_leaves_no_usable_half_cache(tmp_path):
 
     backend.checksum, backend.during_download = 'v2', crash
     doomed = Job(tmp_path, 'doomed')
-    child = FORK.Process(target=lambda: cache(
-        tmp_path, backend, FileLocks(tmp_path / 'locks')).install(
-            PROBLEM, TASKS, doomed.testdata, doomed.src, threading.Event()))
+    child = FORK.Process(target=lambda: cache(tmp_path, backend, FileLocks(tmp_path / 'locks')).
+                         install(PROBLEM, TASKS, doomed.testdata, doomed.src, threading.Event()))
     child.start()
     child.join(GUARD_SEC)
     assert child.exitcode == 17
 
     backend.during_download = None
     after = Job(tmp_path, 'after')
-    cache(tmp_path, backend,
-          FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS,
-                                                 after.testdata, after.src,
-                                                 threading.Event())
+    cache(tmp_path, backend, FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, after.testdata,
+                                                                    after.src, threading.Event())
     assert backend.downloads == 3
     assert after.read('0000.in') == 'v2 in 0000'
     assert after.read('0100.out') == 'v2 out 0100'
@@ -310,17 +290,14 @@ def test_two_threads_download_once(tmp_path, make_locks):
         else:
             other_arrived.set()
 
-    backend = FakeBackend(tmp_path,
-                          during_download=hold_until_the_other_arrives)
+    backend = FakeBackend(tmp_path, during_download=hold_until_the_other_arrives)
     jobs = [Job(tmp_path, 'a'), Job(tmp_path, 'b')]
     failures = []
 
     def prepare(job):
-        testdata = cache(tmp_path, backend,
-                         SpyLocks(make_locks(), other_arrived.set))
+        testdata = cache(tmp_path, backend, SpyLocks(make_locks(), other_arrived.set))
         try:
-            testdata.install(PROBLEM, TASKS, job.testdata, job.src,
-                             threading.Event())
+            testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
         except Exception as exc:  # reported below, in the test's thread
             failures.append(exc)
 
@@ -345,15 +322,12 @@ def test_two_processes_download_once(tmp_path, make_locks):
         else:
             other_arrived.set()
 
-    backend = FakeBackend(tmp_path,
-                          during_download=hold_until_the_other_arrives)
+    backend = FakeBackend(tmp_path, during_download=hold_until_the_other_arrives)
     jobs = [Job(tmp_path, 'a'), Job(tmp_path, 'b')]
 
     def prepare(job):
-        testdata = cache(tmp_path, backend,
-                         SpyLocks(make_locks(), other_arrived.set))
-        testdata.install(PROBLEM, TASKS, job.testdata, job.src,
-                         threading.Event())
+        testdata = cache(tmp_path, backend, SpyLocks(make_locks(), other_arrived.set))
+        testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
 
     children = [FORK.Process(target=prepare, args=(job, )) for job in jobs]
     for child in children:
@@ -382,8 +356,7 @@ def test_lock_wait_is_bounded(tmp_path, make_locks):
                          lock_wait_sec=1,
                          clock=clock)
         with pytest.raises(LockTimeout, match='problem 7'):
-            testdata.install(PROBLEM, TASKS, job.testdata, job.src,
-                             threading.Event())
+            testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
     finally:
         held.release()
 
@@ -394,8 +367,7 @@ def test_lock_wait_wakes_on_stop(tmp_path, make_locks):
     stop = threading.Event()
     try:
         job = Job(tmp_path, 'job')
-        testdata = cache(tmp_path, FakeBackend(tmp_path),
-                         SpyLocks(make_locks(), stop.set))
+        testdata = cache(tmp_path, FakeBackend(tmp_path), SpyLocks(make_locks(), stop.set))
         with pytest.raises(Interrupted):
             testdata.install(PROBLEM, TASKS, job.testdata, job.src, stop)
     finally:

@@ -104,16 +104,13 @@ def write(tmp_path, entries):
 
 
 def test_testdata_cases_and_chaos(tmp_path):
-    path = write(tmp_path, [('0000.in', b'1'), ('0000.out', b'2'),
-                            ('0100.in', b'3'), ('chaos/', b''),
-                            ('chaos/lib.h', b'#define X'),
+    path = write(tmp_path, [('0000.in', b'1'), ('0000.out', b'2'), ('0100.in', b'3'),
+                            ('chaos/', b''), ('chaos/lib.h', b'#define X'),
                             ('chaos/data/t.txt', b't'), ('README', b'ignored'),
-                            ('0000.IN', b'ignored'),
-                            ('other/0001.in', b'ignored')])
+                            ('0000.IN', b'ignored'), ('other/0001.in', b'ignored')])
     extract_testdata(path, tmp_path / 'data', 1024)
     assert tree(tmp_path / 'data') == [
-        '0000.in', '0000.out', '0100.in', 'chaos', 'chaos/data',
-        'chaos/data/t.txt', 'chaos/lib.h'
+        '0000.in', '0000.out', '0100.in', 'chaos', 'chaos/data', 'chaos/data/t.txt', 'chaos/lib.h'
     ]
 
 
@@ -133,8 +130,7 @@ def test_bad_testdata_zips(tmp_path, entries, message):
 
 
 def test_testdata_bomb_counts_all_files(tmp_path):
-    path = write(tmp_path, [('0000.in', b'\0' * 600),
-                            ('0000.out', b'\0' * 600)])
+    path = write(tmp_path, [('0000.in', b'\0' * 600), ('0000.out', b'\0' * 600)])
     with pytest.raises(ZipRejected, match='limit'):
         extract_testdata(path, tmp_path / 'data', 1000)
 
