@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Prepares a Debian host for the runner, its demo and its tests: Debian
+# packages, Python dependencies, a running Docker engine and the sandbox
+# images (built offline). Safe to run again: it only does what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v dockerd >/dev/null || missing+=(docker.io)
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v redis-server >/dev/null || missing+=(redis-server)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python3 -m pip install -q -r requirements.txt
+
+if ! docker info >/dev/null 2>&1; then
+    echo "starting the Docker engine" >&2
+    as_root sh -c 'nohup dockerd >/var/log/dockerd.log 2>&1 &'
+    for _ in $(seq 60); do
+        docker info >/dev/null 2>&1 && break
+        sleep 1
+    done
+    docker info >/dev/null 2>&1 || {
+        echo "the Docker engine did not start; see /var/log/dockerd.log" >&2
+        exit 1
+    }
+fi
+
+sandbox/images/build-offline.sh

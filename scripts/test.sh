@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test suite: sets the host up if needed, then the fast unit tests (no
+# Docker), then the tests that run real sandboxes, processes and backends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+python3 -m pytest -q tests/unit
+python3 -m pytest -q tests --ignore=tests/unit
