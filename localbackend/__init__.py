@@ -10,6 +10,6 @@ from localbackend.problems import Problem, TaskSpec, load_problem, load_problems
 from localbackend.zips import build_zip
 
 __all__ = [
-    'LocalBackend', 'ManualClock', 'MonotonicClock', 'Problem', 'TaskSpec',
-    'build_zip', 'load_problem', 'load_problems'
+    'LocalBackend', 'ManualClock', 'MonotonicClock', 'Problem', 'TaskSpec', 'build_zip',
+    'load_problem', 'load_problems'
 ]

@@ -54,13 +54,11 @@ def _b64(value: object, what: str) -> bytes:
         raise BadRequest(f'{what} is not valid base64') from None
 
 
-def _files(value: object,
-           allow_none: bool = False) -> Dict[str, Optional[bytes]]:
+def _files(value: object, allow_none: bool = False) -> Dict[str, Optional[bytes]]:
     if not isinstance(value, dict):
         raise BadRequest('files must be an object of name → base64')
     return {
-        name:
-        None if data is None and allow_none else _b64(data, f'files[{name!r}]')
+        name: None if data is None and allow_none else _b64(data, f'files[{name!r}]')
         for name, data in value.items()
     }
 
@@ -76,10 +74,7 @@ def problem_document(problem: Problem) -> dict:
 
 class AdminApi:
 
-    def __init__(self,
-                 store: Store,
-                 faults: FaultPlan,
-                 admin_token: Optional[str] = None):
+    def __init__(self, store: Store, faults: FaultPlan, admin_token: Optional[str] = None):
         self._store = store
         self._faults = faults
         self._admin_token = admin_token
@@ -105,10 +100,7 @@ class AdminApi:
             ('POST', '/admin/runners/{rn}/revoke', self.revoke),
             ('POST', '/admin/sweep', self.sweep),
         ]
-        return [
-            wire.route(method, path, self._guarded(handler))
-            for method, path, handler in table
-        ]
+        return [wire.route(method, path, self._guarded(handler)) for method, path, handler in table]
 
     def _guarded(self, handler):
 
@@ -121,40 +113,29 @@ class AdminApi:
             except (BadRequest, ProblemError, ValueError) as error:
                 return Response.error(400, str(error))
             except KeyError as error:
-                return Response.error(
-                    404,
-                    str(error.args[0]) if error.args else 'not found')
+                return Response.error(404, str(error.args[0]) if error.args else 'not found')
 
         return guarded
 
-    def list_problems(self, request: Request, params: Dict[str,
-                                                           str]) -> Response:
-        return Response.json(
-            200, [problem_document(p) for p in self._store.problems()])
+    def list_problems(self, request: Request, params: Dict[str, str]) -> Response:
+        return Response.json(200, [problem_document(p) for p in self._store.problems()])
 
-    def add_problem(self, request: Request, params: Dict[str,
-                                                         str]) -> Response:
+    def add_problem(self, request: Request, params: Dict[str, str]) -> Response:
         body = _object(request)
-        problem_id, name, tasks = parse_problem_json(body.get('problem'),
-                                                     'problem')
-        problem = Problem(problem_id, name, tasks,
-                          _files(body.get('files', {})))
+        problem_id, name, tasks = parse_problem_json(body.get('problem'), 'problem')
+        problem = Problem(problem_id, name, tasks, _files(body.get('files', {})))
         self._store.add_problem(problem)
         return Response.json(201, problem_document(problem))
 
-    def set_testdata(self, request: Request, params: Dict[str,
-                                                          str]) -> Response:
+    def set_testdata(self, request: Request, params: Dict[str, str]) -> Response:
         pid = params['pid']
         if not (pid.isascii() and pid.isdigit()):
             raise KeyError(f'unknown problem {pid!r}')
         changes = _files(_object(request).get('files'), allow_none=True)
-        return Response.json(
-            200, {'checksum': self._store.set_testdata(int(pid), changes)})
+        return Response.json(200, {'checksum': self._store.set_testdata(int(pid), changes)})
 
-    def list_submissions(self, request: Request,
-                         params: Dict[str, str]) -> Response:
-        return Response.json(
-            200, [submission_document(v) for v in self._store.submissions()])
+    def list_submissions(self, request: Request, params: Dict[str, str]) -> Response:
+        return Response.json(200, [submission_document(v) for v in self._store.submissions()])
 
     def submit(self, request: Request, params: Dict[str, str]) -> Response:
         body = _object(request)
@@ -166,20 +147,15 @@ class AdminApi:
             raise BadRequest('language must be 0/1/2 or c/cpp/python')
         if 'source_b64' in body:
             source = _b64(body['source_b64'], 'source_b64')
-        elif isinstance(body.get('source'), str) and auth.utf8(
-                body['source']) is not None:
+        elif isinstance(body.get('source'), str) and auth.utf8(body['source']) is not None:
             source = body['source']
         else:
             raise BadRequest('give source (text) or source_b64')
         submission_id = self._store.submit(problem_id, language, source)
         view = self._store.submission(submission_id)
-        return Response.json(201, {
-            'submission_id': submission_id,
-            'job_id': view.current_job_id
-        })
+        return Response.json(201, {'submission_id': submission_id, 'job_id': view.current_job_id})
 
-    def get_submission(self, request: Request, params: Dict[str,
-                                                            str]) -> Response:
+    def get_submission(self, request: Request, params: Dict[str, str]) -> Response:
         sid = params['sid']
         view = self._store.submission(sid)
         wait = _float(request.query.get('wait'), 0.0)
@@ -192,8 +168,7 @@ class AdminApi:
         return Response.json(200, submission_document(view))
 
     def rejudge(self, request: Request, params: Dict[str, str]) -> Response:
-        return Response.json(201,
-                             {'job_id': self._store.rejudge(params['sid'])})
+        return Response.json(201, {'job_id': self._store.rejudge(params['sid'])})
 
     def inject_job(self, request: Request, params: Dict[str, str]) -> Response:
         body = _object(request)
@@ -204,44 +179,33 @@ class AdminApi:
         elif 'payload' in body:
             payload = body['payload']
         else:
-            raise BadRequest(
-                'give payload (any JSON) or payload_text (served verbatim)')
+            raise BadRequest('give payload (any JSON) or payload_text (served verbatim)')
         code_zip = None
         if 'code_zip_b64' in body:
             code_zip = _b64(body['code_zip_b64'], 'code_zip_b64')
         elif 'code_entries' in body:
             code_zip = zips.build_zip(_files(body['code_entries']))
-        return Response.json(
-            201,
-            {'job_id': self._store.inject_job(payload, code_zip=code_zip)})
+        return Response.json(201, {'job_id': self._store.inject_job(payload, code_zip=code_zip)})
 
-    def list_events(self, request: Request, params: Dict[str,
-                                                         str]) -> Response:
+    def list_events(self, request: Request, params: Dict[str, str]) -> Response:
         since = int(_float(request.query.get('since'), 0))
         kind = request.query.get('kind') or None
         events = self._store.events.list(kind, since=max(0, since))
         return Response.json(200, [e.to_wire() for e in events])
 
-    def list_faults(self, request: Request, params: Dict[str,
-                                                         str]) -> Response:
-        return Response.json(200,
-                             [rule.to_wire() for rule in self._faults.rules()])
+    def list_faults(self, request: Request, params: Dict[str, str]) -> Response:
+        return Response.json(200, [rule.to_wire() for rule in self._faults.rules()])
 
     def add_fault(self, request: Request, params: Dict[str, str]) -> Response:
         endpoint, fault, count = fault_from_wire(_object(request))
-        return Response.json(
-            201,
-            self._faults.add(endpoint, fault, count).to_wire())
+        return Response.json(201, self._faults.add(endpoint, fault, count).to_wire())
 
-    def clear_faults(self, request: Request, params: Dict[str,
-                                                          str]) -> Response:
+    def clear_faults(self, request: Request, params: Dict[str, str]) -> Response:
         self._faults.clear(request.query.get('endpoint') or None)
         return Response.empty(204)
 
-    def list_runners(self, request: Request, params: Dict[str,
-                                                          str]) -> Response:
-        return Response.json(
-            200, [dataclasses.asdict(r) for r in self._store.runners()])
+    def list_runners(self, request: Request, params: Dict[str, str]) -> Response:
+        return Response.json(200, [dataclasses.asdict(r) for r in self._store.runners()])
 
     def revoke(self, request: Request, params: Dict[str, str]) -> Response:
         self._store.revoke(params['rn'])

@@ -44,10 +44,9 @@ class LocalBackend:
                  admin_token: Optional[str] = None,
                  public_url: Optional[str] = None):
         self.settings = Settings(
-            registration_token=(secrets.token_urlsafe(24) if registration_token
-                                is None else registration_token),
-            sandbox_token=secrets.token_urlsafe(24)
-            if sandbox_token is None else sandbox_token,
+            registration_token=(secrets.token_urlsafe(24)
+                                if registration_token is None else registration_token),
+            sandbox_token=secrets.token_urlsafe(24) if sandbox_token is None else sandbox_token,
             lease_ttl_sec=lease_ttl_sec,
             identity_ttl_sec=identity_ttl_sec,
             max_attempts=max_attempts,
@@ -111,10 +110,7 @@ class LocalBackend:
 
     # --------------------------------------------------------------- problems
 
-    def add_problem(self,
-                    problem: Problem,
-                    *,
-                    validate: bool = True) -> Problem:
+    def add_problem(self, problem: Problem, *, validate: bool = True) -> Problem:
         return self.store.add_problem(problem, validate=validate)
 
     def load_problems(self, folder: Union[str, pathlib.Path]) -> List[Problem]:
@@ -124,9 +120,8 @@ class LocalBackend:
             self.store.add_problem(problem)
         return loaded
 
-    def set_testdata(
-            self, problem_id: int,
-            changes: Mapping[str, Optional[Union[str, bytes]]]) -> str:
+    def set_testdata(self, problem_id: int, changes: Mapping[str, Optional[Union[str,
+                                                                                 bytes]]]) -> str:
         """Replace/add/remove (None) testdata entries; returns the new checksum."""
         encoded = {
             name: data.encode('utf-8') if isinstance(data, str) else data
@@ -136,15 +131,13 @@ class LocalBackend:
 
     # ------------------------------------------------------------ submissions
 
-    def submit(self, problem_id: int, language: Union[int, str],
-               source: Union[str, bytes]) -> str:
+    def submit(self, problem_id: int, language: Union[int, str], source: Union[str, bytes]) -> str:
         """Queue a submission (language 0/1/2 or c/cpp/python); returns its id."""
         return self.store.submit(problem_id, language, source)
 
     def submit_file(self, problem_id: int, language: Union[int, str],
                     path: Union[str, pathlib.Path]) -> str:
-        return self.submit(problem_id, language,
-                           pathlib.Path(path).read_bytes())
+        return self.submit(problem_id, language, pathlib.Path(path).read_bytes())
 
     def rejudge(self, submission_id: str) -> str:
         """Queue a new current job for the submission; returns its job id."""
@@ -154,10 +147,7 @@ class LocalBackend:
         """A realistic job payload to tweak for `inject_job`."""
         return self.store.job_payload(problem_id, language)
 
-    def inject_job(self,
-                   payload: object,
-                   *,
-                   code_zip: Optional[bytes] = None) -> str:
+    def inject_job(self, payload: object, *, code_zip: Optional[bytes] = None) -> str:
         """Queue a job served exactly as given (any JSON, or bytes/str verbatim)."""
         return self.store.inject_job(payload, code_zip=code_zip)
 
@@ -171,8 +161,7 @@ class LocalBackend:
         """The current job's result; raises TimeoutError when it does not land in time."""
         return self.store.wait_result(submission_id, timeout)
 
-    def wait_results(self, submission_ids: Iterable[str],
-                     timeout: float) -> List[Result]:
+    def wait_results(self, submission_ids: Iterable[str], timeout: float) -> List[Result]:
         """Results of several submissions, all within one shared deadline."""
         deadline = time.monotonic() + timeout
         return [
@@ -182,8 +171,7 @@ class LocalBackend:
 
     def format_result(self, submission_id: str) -> str:
         """The verdict table of a submission."""
-        return format_submission(
-            submission_document(self.store.submission(submission_id)))
+        return format_submission(submission_document(self.store.submission(submission_id)))
 
     # ---------------------------------------------------------------- runners
 

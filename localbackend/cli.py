@@ -48,86 +48,56 @@ def _parser() -> argparse.ArgumentParser:
                                      description='The bundled judge backend.')
     commands = parser.add_subparsers(dest='command', required=True)
 
-    serve = commands.add_parser('serve',
-                                help='run the backend (the default command)')
-    serve.add_argument('--host',
-                       default='127.0.0.1',
-                       help='0.0.0.0 to reach it from containers')
+    serve = commands.add_parser('serve', help='run the backend (the default command)')
+    serve.add_argument('--host', default='127.0.0.1', help='0.0.0.0 to reach it from containers')
     serve.add_argument('--port', type=_port, default=8080)
     serve.add_argument('--registration-token',
                        default=os.environ.get('RUNNER_REGISTRATION_TOKEN', ''))
-    serve.add_argument('--sandbox-token',
-                       default=os.environ.get('SANDBOX_TOKEN', ''))
-    serve.add_argument('--admin-token',
-                       default=os.environ.get('LOCALBACKEND_ADMIN_TOKEN'))
-    serve.add_argument('--problems',
-                       type=pathlib.Path,
-                       help='a folder of problem folders')
-    serve.add_argument('--samples',
-                       action='store_true',
-                       help='load the bundled sample problems')
-    serve.add_argument('--lease-ttl',
-                       type=_positive,
-                       default=30.0,
-                       help='seconds (default 30)')
+    serve.add_argument('--sandbox-token', default=os.environ.get('SANDBOX_TOKEN', ''))
+    serve.add_argument('--admin-token', default=os.environ.get('LOCALBACKEND_ADMIN_TOKEN'))
+    serve.add_argument('--problems', type=pathlib.Path, help='a folder of problem folders')
+    serve.add_argument('--samples', action='store_true', help='load the bundled sample problems')
+    serve.add_argument('--lease-ttl', type=_positive, default=30.0, help='seconds (default 30)')
     serve.add_argument('--identity-ttl', type=_positive, default=600.0)
-    serve.add_argument(
-        '--public-url',
-        help='base of code URLs (default: the Host a runner used)')
+    serve.add_argument('--public-url', help='base of code URLs (default: the Host a runner used)')
     serve.add_argument('--log-level', default='INFO')
 
     def client_args(sub):
-        sub.add_argument('--url',
-                         default=os.environ.get('BACKEND_URL',
-                                                'http://127.0.0.1:8080'))
-        sub.add_argument('--admin-token',
-                         default=os.environ.get('LOCALBACKEND_ADMIN_TOKEN'))
+        sub.add_argument('--url', default=os.environ.get('BACKEND_URL', 'http://127.0.0.1:8080'))
+        sub.add_argument('--admin-token', default=os.environ.get('LOCALBACKEND_ADMIN_TOKEN'))
 
     submit = commands.add_parser('submit', help='submit a source file')
     client_args(submit)
     submit.add_argument('--problem', type=int, help='problem id')
-    submit.add_argument(
-        '--language', help='c, cpp or python (default: from the file suffix)')
-    submit.add_argument('source',
-                        type=pathlib.Path,
-                        help='a source file, or a submission folder')
-    submit.add_argument('--wait',
-                        type=float,
-                        default=0.0,
-                        help='seconds to wait for the result')
+    submit.add_argument('--language', help='c, cpp or python (default: from the file suffix)')
+    submit.add_argument('source', type=pathlib.Path, help='a source file, or a submission folder')
+    submit.add_argument('--wait', type=float, default=0.0, help='seconds to wait for the result')
 
     results = commands.add_parser('results', help='verdict tables')
     client_args(results)
     results.add_argument('submission_ids', nargs='*')
     results.add_argument('--wait', type=float, default=0.0)
 
-    rejudge = commands.add_parser('rejudge',
-                                  help='queue a new job for a submission')
+    rejudge = commands.add_parser('rejudge', help='queue a new job for a submission')
     client_args(rejudge)
     rejudge.add_argument('submission_id')
 
-    demo = commands.add_parser(
-        'demo', help='submit the sample submissions and check verdicts')
+    demo = commands.add_parser('demo', help='submit the sample submissions and check verdicts')
     client_args(demo)
-    demo.add_argument('--submissions',
-                      type=pathlib.Path,
-                      default=SAMPLES / 'submissions')
+    demo.add_argument('--submissions', type=pathlib.Path, default=SAMPLES / 'submissions')
     demo.add_argument('--timeout', type=float, default=300.0)
     return parser
 
 
 def _serve(args) -> int:
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format='%(asctime)s %(levelname)s %(name)s: %(message)s')
+    logging.basicConfig(level=args.log_level.upper(),
+                        format='%(asctime)s %(levelname)s %(name)s: %(message)s')
     if not args.registration_token:
-        print(
-            'localbackend: set RUNNER_REGISTRATION_TOKEN (or --registration-token)',
-            file=sys.stderr)
+        print('localbackend: set RUNNER_REGISTRATION_TOKEN (or --registration-token)',
+              file=sys.stderr)
         return 2
     if not args.sandbox_token:
-        print('localbackend: set SANDBOX_TOKEN (or --sandbox-token)',
-              file=sys.stderr)
+        print('localbackend: set SANDBOX_TOKEN (or --sandbox-token)', file=sys.stderr)
         return 2
     from localbackend.backend import LocalBackend
     try:
@@ -155,8 +125,7 @@ def _serve(args) -> int:
         signal.signal(signum, lambda *_: stop.set())
     backend.start()
     problem_ids = [p.problem_id for p in backend.store.problems()]
-    logging.getLogger('localbackend').info('problems loaded: %s', problem_ids
-                                           or 'none')
+    logging.getLogger('localbackend').info('problems loaded: %s', problem_ids or 'none')
     stop.wait()
     backend.stop()
     backend.join(10)
@@ -169,27 +138,17 @@ def _submit(args) -> int:
         sample = load_submission(args.source)
         problem_id, language, source = sample.problem_id, sample.language, sample.source
     else:
-        suffixes = {
-            '.c': 'c',
-            '.cpp': 'cpp',
-            '.cc': 'cpp',
-            '.cxx': 'cpp',
-            '.py': 'python'
-        }
+        suffixes = {'.c': 'c', '.cpp': 'cpp', '.cc': 'cpp', '.cxx': 'cpp', '.py': 'python'}
         language = args.language or suffixes.get(args.source.suffix)
         if language is None or args.problem is None:
-            print(
-                'submit: give --problem and --language (or a submission folder)',
-                file=sys.stderr)
+            print('submit: give --problem and --language (or a submission folder)', file=sys.stderr)
             return 2
         problem_id, source = args.problem, args.source.read_bytes()
         language = languages.parse_language(language)
     created = client.submit(problem_id, language, source)
     print(created['submission_id'])
     if args.wait > 0:
-        print(
-            format_submission(
-                client.submission(created['submission_id'], wait=args.wait)))
+        print(format_submission(client.submission(created['submission_id'], wait=args.wait)))
     return 0
 
 
@@ -199,16 +158,12 @@ def _results(args) -> int:
         print(format_summary(client.submissions()))
         return 0
     for submission_id in args.submission_ids:
-        print(
-            format_submission(client.submission(submission_id,
-                                                wait=args.wait)))
+        print(format_submission(client.submission(submission_id, wait=args.wait)))
     return 0
 
 
 def _rejudge(args) -> int:
-    print(
-        AdminClient(args.url,
-                    args.admin_token).rejudge(args.submission_id)['job_id'])
+    print(AdminClient(args.url, args.admin_token).rejudge(args.submission_id)['job_id'])
     return 0
 
 
@@ -216,29 +171,24 @@ def _demo(args) -> int:
     """Submit every sample, wait for all, print the tables; 1 if a verdict is unexpected."""
     client = AdminClient(args.url, args.admin_token)
     samples = load_submissions(args.submissions)
-    created = [(sample,
-                client.submit(sample.problem_id, sample.language,
-                              sample.source)) for sample in samples]
+    created = [(sample, client.submit(sample.problem_id, sample.language, sample.source))
+               for sample in samples]
     deadline = time.monotonic() + args.timeout
     mismatches = []
     for sample, ids in created:
         document = client.submission(ids['submission_id'],
-                                     wait=max(0.1,
-                                              deadline - time.monotonic()))
+                                     wait=max(0.1, deadline - time.monotonic()))
         print(f'== {sample.name}: expected {sample.expected or "?"}' +
-              (f', score {sample.expected_score}' if sample.
-               expected_score is not None else ''))
+              (f', score {sample.expected_score}' if sample.expected_score is not None else ''))
         print(format_submission(document))
         if not document['done']:
             mismatches.append(f'{sample.name}: no result')
         elif sample.expected and document['verdict'] != sample.expected:
             mismatches.append(f'{sample.name}: expected {sample.expected}, '
                               f'got {document["verdict"]}')
-        elif sample.expected_score is not None and document[
-                'score'] != sample.expected_score:
-            mismatches.append(
-                f'{sample.name}: expected score {sample.expected_score}, '
-                f'got {document["score"]}')
+        elif sample.expected_score is not None and document['score'] != sample.expected_score:
+            mismatches.append(f'{sample.name}: expected score {sample.expected_score}, '
+                              f'got {document["score"]}')
     print(f'{len(samples) - len(mismatches)}/{len(samples)} as expected')
     for line in mismatches:
         print('  ' + line)

@@ -53,19 +53,12 @@ class EventLog:
 
     def append(self, kind: str, **fields) -> Event:
         with self._cond:
-            event = Event(seq=len(self._events) + 1,
-                          at=self._clock.now(),
-                          kind=kind,
-                          **fields)
+            event = Event(seq=len(self._events) + 1, at=self._clock.now(), kind=kind, **fields)
             self._events.append(event)
             self._cond.notify_all()
             return event
 
-    def list(self,
-             kind: Optional[str] = None,
-             *,
-             since: int = 0,
-             **match) -> List[Event]:
+    def list(self, kind: Optional[str] = None, *, since: int = 0, **match) -> List[Event]:
         """Events of `kind` (all kinds when None) after seq `since`, whose fields equal `match`."""
         with self._cond:
             return [e for e in self._events[since:] if e.matches(kind, match)]
@@ -85,17 +78,14 @@ class EventLog:
 
         def seen() -> bool:
             for event in self._events[since:]:
-                if event.matches(kind, match) and (where is None
-                                                   or where(event)):
+                if event.matches(kind, match) and (where is None or where(event)):
                     found.append(event)
                     return True
             return False
 
         with self._cond:
             if not self._cond.wait_for(seen, timeout):
-                raise TimeoutError(
-                    f'no {kind or "event"} matching {match} within {timeout} s'
-                )
+                raise TimeoutError(f'no {kind or "event"} matching {match} within {timeout} s')
         return found[0]
 
     @property

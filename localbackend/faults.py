@@ -17,8 +17,8 @@ import dataclasses
 import threading
 from typing import List, Optional, Union
 
-ENDPOINTS = ('register', 'heartbeat', 'next-job', 'complete', 'abort',
-             'checksum', 'testdata', 'code')
+ENDPOINTS = ('register', 'heartbeat', 'next-job', 'complete', 'abort', 'checksum', 'testdata',
+             'code')
 ANY = '*'
 
 
@@ -73,21 +73,16 @@ class Applied:
         return any((self.latency, self.drop, self.burst, self.drip))
 
     def names(self) -> List[str]:
-        return [
-            name for name in ('latency', 'drop', 'burst', 'drip')
-            if getattr(self, name)
-        ]
+        return [name for name in ('latency', 'drop', 'burst', 'drip') if getattr(self, name)]
 
 
 def _check(fault: Fault) -> Fault:
-    if isinstance(fault, Burst) and not (isinstance(fault.status, int)
-                                         and 500 <= fault.status <= 599):
+    if isinstance(fault,
+                  Burst) and not (isinstance(fault.status, int) and 500 <= fault.status <= 599):
         raise ValueError('a burst answers a 5xx status')
     if isinstance(fault, Latency) and not fault.seconds >= 0:
         raise ValueError('latency must be >= 0 seconds')
-    if isinstance(
-            fault,
-            Drip) and not (fault.chunk_size >= 1 and fault.interval >= 0):
+    if isinstance(fault, Drip) and not (fault.chunk_size >= 1 and fault.interval >= 0):
         raise ValueError('drip needs chunk_size >= 1 and interval >= 0')
     return fault
 
@@ -99,19 +94,12 @@ class FaultPlan:
         self._lock = threading.Lock()
         self._rules: List[Rule] = []
 
-    def add(self,
-            endpoint: str,
-            fault: Fault,
-            count: Optional[int] = 1) -> Rule:
+    def add(self, endpoint: str, fault: Fault, count: Optional[int] = 1) -> Rule:
         if endpoint != ANY and endpoint not in ENDPOINTS:
-            raise ValueError(
-                f'unknown endpoint {endpoint!r}; one of {", ".join(ENDPOINTS)} or *'
-            )
-        if count is not None and (isinstance(count, bool)
-                                  or not isinstance(count, int) or count < 1):
-            raise ValueError(
-                'count must be a positive integer, or None for "until cleared"'
-            )
+            raise ValueError(f'unknown endpoint {endpoint!r}; one of {", ".join(ENDPOINTS)} or *')
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int)
+                                  or count < 1):
+            raise ValueError('count must be a positive integer, or None for "until cleared"')
         rule = Rule(endpoint, _check(fault), count)
         with self._lock:
             self._rules.append(rule)
@@ -121,10 +109,7 @@ class FaultPlan:
         """The next `count` calls answer `status` (5xx) without being processed."""
         return self.add(endpoint, Burst(status), count)
 
-    def latency(self,
-                endpoint: str,
-                seconds: float,
-                count: Optional[int] = 1) -> Rule:
+    def latency(self, endpoint: str, seconds: float, count: Optional[int] = 1) -> Rule:
         return self.add(endpoint, Latency(seconds), count)
 
     def drop(self, endpoint: str, count: int = 1, after: bool = False) -> Rule:
@@ -141,8 +126,7 @@ class FaultPlan:
     def clear(self, endpoint: Optional[str] = None) -> None:
         with self._lock:
             self._rules = [
-                r for r in self._rules
-                if endpoint is not None and r.endpoint != endpoint
+                r for r in self._rules if endpoint is not None and r.endpoint != endpoint
             ]
 
     def rules(self) -> List[Rule]:
@@ -159,10 +143,7 @@ class FaultPlan:
                 chosen[name] = rule.fault
                 if rule.remaining is not None:
                     rule.remaining -= 1
-            self._rules = [
-                r for r in self._rules
-                if r.remaining is None or r.remaining > 0
-            ]
+            self._rules = [r for r in self._rules if r.remaining is None or r.remaining > 0]
         return Applied(**chosen)
 
     def __repr__(self) -> str:
@@ -186,8 +167,7 @@ def fault_from_wire(spec: object) -> tuple:
         elif kind == 'drop':
             fault = Drop(bool(spec.get('after', False)))
         elif kind == 'drip':
-            fault = Drip(int(spec.get('chunk_size', 16)),
-                         float(spec.get('interval', 0.05)))
+            fault = Drip(int(spec.get('chunk_size', 16)), float(spec.get('interval', 0.05)))
         else:
             raise ValueError('fault must be one of burst, latency, drop, drip')
     except (KeyError, TypeError) as error:

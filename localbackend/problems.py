@@ -53,10 +53,7 @@ class Problem:
     files: Mapping[str, bytes] = dataclasses.field(repr=False)
 
     def __post_init__(self):
-        frozen = types.MappingProxyType({
-            name: _bytes(data)
-            for name, data in self.files.items()
-        })
+        frozen = types.MappingProxyType({name: _bytes(data) for name, data in self.files.items()})
         object.__setattr__(self, 'files', frozen)
         object.__setattr__(self, 'tasks', tuple(self.tasks))
 
@@ -77,16 +74,13 @@ class Problem:
         specs = []
         files = {}
         for t, cases in enumerate(tasks):
-            specs.append(
-                TaskSpec(scores[t], memory_limit_kb, time_limit_ms,
-                         len(cases)))
+            specs.append(TaskSpec(scores[t], memory_limit_kb, time_limit_ms, len(cases)))
             for c, (given, expected) in enumerate(cases):
                 files[case_name(t, c, 'in')] = _bytes(given)
                 files[case_name(t, c, 'out')] = _bytes(expected)
         for chaos_name, data in (chaos or {}).items():
             files[f'chaos/{chaos_name}'] = _bytes(data)
-        return cls(problem_id, name or f'problem {problem_id}', tuple(specs),
-                   files)
+        return cls(problem_id, name or f'problem {problem_id}', tuple(specs), files)
 
     @functools.cached_property
     def testdata_zip(self) -> bytes:
@@ -96,8 +90,7 @@ class Problem:
     def checksum(self) -> str:
         return hashlib.sha256(self.testdata_zip).hexdigest()
 
-    def with_files(self, changes: Mapping[str,
-                                          Optional[Content]]) -> 'Problem':
+    def with_files(self, changes: Mapping[str, Optional[Content]]) -> 'Problem':
         """A copy with testdata entries replaced, added, or removed (value None).
 
         Not validated: a test may break a problem on purpose (a missing case).
@@ -126,21 +119,17 @@ class Problem:
             if not 1 <= task.case_count <= 100:
                 found.append(f'task {t}: caseCount must be 1..100')
             if task.time_limit_ms <= 0 or task.memory_limit_kb <= 0 or task.task_score < 0:
-                found.append(
-                    f'task {t}: limits must be positive and the score non-negative'
-                )
+                found.append(f'task {t}: limits must be positive and the score non-negative')
             for c in range(max(0, min(task.case_count, 100))):
                 for suffix in ('in', 'out'):
                     if case_name(t, c, suffix) not in self.files:
-                        found.append(
-                            f'missing testdata {case_name(t, c, suffix)}')
+                        found.append(f'missing testdata {case_name(t, c, suffix)}')
         return found
 
     def validate(self) -> 'Problem':
         found = self.issues()
         if found:
-            raise ProblemError(f'problem {self.problem_id!r}: ' +
-                               '; '.join(found))
+            raise ProblemError(f'problem {self.problem_id!r}: ' + '; '.join(found))
         return self
 
 
@@ -155,8 +144,7 @@ def _int_field(task: dict, key: str, where: str) -> int:
     return value
 
 
-def parse_problem_json(document: object,
-                       where: str) -> Tuple[int, str, Tuple[TaskSpec, ...]]:
+def parse_problem_json(document: object, where: str) -> Tuple[int, str, Tuple[TaskSpec, ...]]:
     if not isinstance(document, dict):
         raise ProblemError(f'{where}: must be a JSON object')
     problem_id = document.get('id')
@@ -166,8 +154,7 @@ def parse_problem_json(document: object,
     if not isinstance(name, str):
         raise ProblemError(f'{where}: name must be a string')
     tasks = document.get('tasks')
-    if not isinstance(tasks, list) or not all(
-            isinstance(t, dict) for t in tasks):
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
         raise ProblemError(f'{where}: tasks must be a list of objects')
     specs = tuple(
         TaskSpec(
@@ -183,11 +170,9 @@ def _read_tree(folder: pathlib.Path, prefix: str) -> dict:
     files = {}
     for path in sorted(folder.rglob('*')):
         if path.is_symlink():
-            raise ProblemError(
-                f'{path}: symlinks are not allowed in a problem folder')
+            raise ProblemError(f'{path}: symlinks are not allowed in a problem folder')
         if path.is_file():
-            files[prefix +
-                  path.relative_to(folder).as_posix()] = path.read_bytes()
+            files[prefix + path.relative_to(folder).as_posix()] = path.read_bytes()
     return files
 
 
@@ -220,7 +205,6 @@ def load_problems(root: Union[str, pathlib.Path]) -> List[Problem]:
     seen = set()
     for problem in problems:
         if problem.problem_id in seen:
-            raise ProblemError(
-                f'{root}: problem id {problem.problem_id} defined twice')
+            raise ProblemError(f'{root}: problem id {problem.problem_id} defined twice')
         seen.add(problem.problem_id)
     return problems

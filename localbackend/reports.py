@@ -10,9 +10,8 @@ from typing import Optional, Sequence, Tuple
 from localbackend import auth
 
 STATUSES = ('CE', 'TLE', 'MLE', 'OLE', 'RE', 'WA', 'AC', 'JE')
-_INT_FIELDS = (('exitCode', 'exit_code', False),
-               ('execTime', 'exec_time_ms', True), ('memoryUsage', 'memory_kb',
-                                                    True))
+_INT_FIELDS = (('exitCode', 'exit_code', False), ('execTime', 'exec_time_ms', True),
+               ('memoryUsage', 'memory_kb', True))
 
 
 class ReportError(ValueError):
@@ -56,10 +55,7 @@ class Report:
         return tuple(case.status for cases in self.tasks for case in cases)
 
     def to_wire(self) -> dict:
-        return {
-            'tasks':
-            [[case.to_wire() for case in cases] for cases in self.tasks]
-        }
+        return {'tasks': [[case.to_wire() for case in cases] for cases in self.tasks]}
 
 
 def _case(value: object, where: str) -> CaseReport:
@@ -67,8 +63,7 @@ def _case(value: object, where: str) -> CaseReport:
         raise ReportError(f'{where} must be an object')
     status = value.get('status')
     if not isinstance(status, str) or status not in STATUSES:
-        raise ReportError(
-            f'{where}.status must be one of {", ".join(STATUSES)}')
+        raise ReportError(f'{where}.status must be one of {", ".join(STATUSES)}')
     numbers = {}
     for key, attribute, non_negative in _INT_FIELDS:
         number = value.get(key)
@@ -83,8 +78,7 @@ def _case(value: object, where: str) -> CaseReport:
         if not isinstance(text, str):
             raise ReportError(f'{where}.{key} must be a string')
         if auth.utf8(text) is None:
-            raise ReportError(
-                f'{where}.{key} is not valid Unicode (lone surrogate)')
+            raise ReportError(f'{where}.{key} is not valid Unicode (lone surrogate)')
         texts[key] = text
     return CaseReport(status=status, **numbers, **texts)
 
@@ -100,15 +94,11 @@ def parse_report(body: object) -> Report:
     for t, cases in enumerate(tasks):
         if not isinstance(cases, list):
             raise ReportError(f'tasks[{t}] must be a list of cases')
-        parsed.append(
-            tuple(
-                _case(case, f'tasks[{t}][{c}]')
-                for c, case in enumerate(cases)))
+        parsed.append(tuple(_case(case, f'tasks[{t}][{c}]') for c, case in enumerate(cases)))
     return Report(tuple(parsed))
 
 
-def shape_error(report: Report,
-                case_counts: Optional[Sequence[int]]) -> Optional[str]:
+def shape_error(report: Report, case_counts: Optional[Sequence[int]]) -> Optional[str]:
     """Why `report` does not fit a job with `case_counts` cases per task, or None."""
     if case_counts is None:
         return 'the job payload has no usable tasks, so no report can match it'

@@ -30,8 +30,7 @@ def clamp_wait(raw: Optional[str], ceiling: float = 60.0) -> float:
 
 
 def _failure(answer: Answer) -> Response:
-    return Response.error(STATUS[answer.outcome], answer.error
-                          or answer.outcome.value)
+    return Response.error(STATUS[answer.outcome], answer.error or answer.outcome.value)
 
 
 def parse_heartbeat(body: object) -> Optional[List[str]]:
@@ -65,18 +64,12 @@ class RunnerApi:
     def routes(self) -> List[wire.Route]:
         return [
             wire.route('POST', '/runners/register', self.register, 'register'),
-            wire.route('POST', '/runners/{rn}/heartbeat', self.heartbeat,
-                       'heartbeat'),
-            wire.route('GET', '/runners/{rn}/next-job', self.next_job,
-                       'next-job'),
-            wire.route('PUT', '/runners/{rn}/jobs/{jb}/complete',
-                       self.complete, 'complete'),
-            wire.route('PUT', '/runners/{rn}/jobs/{jb}/abort', self.abort,
-                       'abort'),
-            wire.route('GET', '/problem/{pid}/checksum', self.checksum,
-                       'checksum'),
-            wire.route('GET', '/problem/{pid}/testdata', self.testdata,
-                       'testdata'),
+            wire.route('POST', '/runners/{rn}/heartbeat', self.heartbeat, 'heartbeat'),
+            wire.route('GET', '/runners/{rn}/next-job', self.next_job, 'next-job'),
+            wire.route('PUT', '/runners/{rn}/jobs/{jb}/complete', self.complete, 'complete'),
+            wire.route('PUT', '/runners/{rn}/jobs/{jb}/abort', self.abort, 'abort'),
+            wire.route('GET', '/problem/{pid}/checksum', self.checksum, 'checksum'),
+            wire.route('GET', '/problem/{pid}/testdata', self.testdata, 'testdata'),
             wire.route('GET', '/code/{jb}', self.code, 'code'),
         ]
 
@@ -84,8 +77,7 @@ class RunnerApi:
         body = request.json()
         # The secret is in the body: anything but an object carries none (401, fail closed).
         document = body if isinstance(body, dict) else {}
-        answer = self._store.register(document.get('registration_token'),
-                                      document.get('name'))
+        answer = self._store.register(document.get('registration_token'), document.get('name'))
         if answer.outcome is not Outcome.OK:
             return _failure(answer)
         registration = answer.value
@@ -99,12 +91,10 @@ class RunnerApi:
     def heartbeat(self, request: Request, params: Dict[str, str]) -> Response:
         answer = self._store.heartbeat(params['rn'], request.bearer_token,
                                        parse_heartbeat(request.json()))
-        return Response.empty(
-            204) if answer.outcome is Outcome.OK else _failure(answer)
+        return Response.empty(204) if answer.outcome is Outcome.OK else _failure(answer)
 
     def next_job(self, request: Request, params: Dict[str, str]) -> Response:
-        wait = clamp_wait(request.query.get('wait'),
-                          self._store.settings.long_poll_max_sec)
+        wait = clamp_wait(request.query.get('wait'), self._store.settings.long_poll_max_sec)
         answer = self._store.claim(params['rn'], request.bearer_token, wait)
         if answer.outcome is Outcome.NO_JOB:
             return Response.empty(204)
@@ -115,37 +105,31 @@ class RunnerApi:
             return Response(200, served.payload)
         payload = served.payload
         if served.code_path is not None:
-            payload = dict(payload,
-                           code_url=request.base_url + served.code_path)
+            payload = dict(payload, code_url=request.base_url + served.code_path)
         return Response(200, json.dumps(payload).encode('utf-8'))
 
     def complete(self, request: Request, params: Dict[str, str]) -> Response:
-        answer = self._store.complete(params['rn'], request.bearer_token,
-                                      params['jb'],
+        answer = self._store.complete(params['rn'], request.bearer_token, params['jb'],
                                       parse_complete(request.json()))
         if answer.outcome in (Outcome.LANDED, Outcome.STALE_DROPPED):
             return Response.empty(204)
         return _failure(answer)
 
     def abort(self, request: Request, params: Dict[str, str]) -> Response:
-        answer = self._store.abort(params['rn'], request.bearer_token,
-                                   params['jb'],
+        answer = self._store.abort(params['rn'], request.bearer_token, params['jb'],
                                    parse_abort_reason(request.json()))
-        if answer.outcome in (Outcome.REQUEUED, Outcome.CONVERGED,
-                              Outcome.DROPPED):
+        if answer.outcome in (Outcome.REQUEUED, Outcome.CONVERGED, Outcome.DROPPED):
             return Response.json(202, {'status': answer.outcome.value})
         return _failure(answer)
 
     def checksum(self, request: Request, params: Dict[str, str]) -> Response:
-        answer = self._store.checksum(params['pid'],
-                                      request.query.get('token'))
+        answer = self._store.checksum(params['pid'], request.query.get('token'))
         if answer.outcome is not Outcome.OK:
             return _failure(answer)
         return Response.json(200, {'data': answer.value})
 
     def testdata(self, request: Request, params: Dict[str, str]) -> Response:
-        answer = self._store.testdata(params['pid'],
-                                      request.query.get('token'))
+        answer = self._store.testdata(params['pid'], request.query.get('token'))
         if answer.outcome is not Outcome.OK:
             return _failure(answer)
         return Response(200, answer.value, 'application/zip')

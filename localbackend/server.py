@@ -23,8 +23,7 @@ from localbackend.wire import Request, Response
 log = logging.getLogger('localbackend.server')
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
-_HOST_HEADER = re.compile(
-    r'^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$')
+_HOST_HEADER = re.compile(r'^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$')
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -59,19 +58,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             length = -1
         if length < 0 or length > MAX_BODY_BYTES:
             self.close_connection = True
-            self._send(
-                Response.error(413 if length > 0 else 400,
-                               'bad or oversized body'), path)
+            self._send(Response.error(413 if length > 0 else 400, 'bad or oversized body'), path)
             return
         body = self.rfile.read(length) if length else b''
-        segments = tuple(
-            urllib.parse.unquote(s) for s in path.strip('/').split('/'))
-        route, params, path_known = wire.find(backend.routes, self.command,
-                                              segments)
+        segments = tuple(urllib.parse.unquote(s) for s in path.strip('/').split('/'))
+        route, params, path_known = wire.find(backend.routes, self.command, segments)
         if route is None:
-            self._send(
-                Response.error(405 if path_known else 404, 'no such call'),
-                path)
+            self._send(Response.error(405 if path_known else 404, 'no such call'), path)
             return
         request = Request(
             method=self.command,
@@ -79,8 +72,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             segments=segments,
             query={
                 k: v[0]
-                for k, v in urllib.parse.parse_qs(
-                    split.query, keep_blank_values=True).items()
+                for k, v in urllib.parse.parse_qs(split.query, keep_blank_values=True).items()
             },
             headers={
                 k.lower(): v
@@ -89,8 +81,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body=body,
             base_url=backend.base_url(self.headers.get('Host')),
         )
-        applied = backend.faults.take(
-            route.endpoint) if route.endpoint else Applied()
+        applied = backend.faults.take(route.endpoint) if route.endpoint else Applied()
         if applied:
             backend.store.events.append('fault',
                                         data={
@@ -102,8 +93,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if applied.drop and not applied.drop.after:
             return self._drop(path)
         if applied.burst:
-            self._send(Response.error(applied.burst.status, 'injected fault'),
-                       path)
+            self._send(Response.error(applied.burst.status, 'injected fault'), path)
             return
         try:
             response = route.handler(request, params)
@@ -118,16 +108,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         log.debug('%s %s -> dropped', self.command, path)
         self.close_connection = True
 
-    def _send(self,
-              response: Response,
-              path: str,
-              applied: Applied = Applied()) -> None:
+    def _send(self, response: Response, path: str, applied: Applied = Applied()) -> None:
         log.debug('%s %s -> %d', self.command, path, response.status)
         try:
             self.send_response(response.status)
             if response.status != 204:
-                self.send_header('Content-Type', response.content_type
-                                 or 'application/json')
+                self.send_header('Content-Type', response.content_type or 'application/json')
                 self.send_header('Content-Length', str(len(response.body)))
             if self.close_connection:
                 self.send_header('Connection', 'close')
@@ -140,8 +126,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             step = applied.drip.chunk_size
             for start in range(0, len(response.body), step):
-                if start and self.server.backend.stopping.wait(
-                        applied.drip.interval):
+                if start and self.server.backend.stopping.wait(applied.drip.interval):
                     self.close_connection = True
                     return
                 self.wfile.write(response.body[start:start + step])
@@ -182,9 +167,7 @@ class _HttpServer(http.server.ThreadingHTTPServer):
                 pass
 
     def handle_error(self, request, client_address):
-        log.debug('connection from %s ended with an error',
-                  client_address[0],
-                  exc_info=True)
+        log.debug('connection from %s ended with an error', client_address[0], exc_info=True)
 
 
 class BackendServer:
@@ -201,9 +184,8 @@ class BackendServer:
         self.store = store
         self.faults = faults
         self.stopping = threading.Event()
-        self.routes: List[wire.Route] = (
-            RunnerApi(store).routes() +
-            AdminApi(store, faults, admin_token).routes())
+        self.routes: List[wire.Route] = (RunnerApi(store).routes() +
+                                         AdminApi(store, faults, admin_token).routes())
         self._public_url = public_url.rstrip('/') if public_url else None
         self._http = _HttpServer((host, port), self)
         # A short poll interval only bounds how long stop() waits for the accept loop.

@@ -30,13 +30,9 @@ class Settings:
     def __post_init__(self):
         for name in ('lease_ttl_sec', 'identity_ttl_sec', 'long_poll_max_sec'):
             value = getattr(self, name)
-            if isinstance(value,
-                          bool) or not isinstance(value,
-                                                  (int, float)) or value <= 0:
-                raise ValueError(
-                    f'{name} must be a positive number of seconds')
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f'{name} must be a positive number of seconds')
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) \
                 or self.max_attempts < 1:
             raise ValueError('max_attempts must be a positive integer')
-        object.__setattr__(self, 'runner_config',
-                           types.MappingProxyType(dict(self.runner_config)))
+        object.__setattr__(self, 'runner_config', types.MappingProxyType(dict(self.runner_config)))

@@ -84,8 +84,7 @@ class ServedJob:
     absolute by the server, when the payload needs a `code_url`.
     """
     job_id: str
-    payload: Union[dict, list, str, int, float, bool, None,
-                   bytes] = dataclasses.field(repr=False)
+    payload: Union[dict, list, str, int, float, bool, None, bytes] = dataclasses.field(repr=False)
     code_path: Optional[str] = dataclasses.field(default=None, repr=False)
 
 
@@ -100,11 +99,9 @@ class Result:
     @property
     def score(self) -> Optional[int]:
         """The sum of the scores of the tasks whose cases are all AC (None: scores unknown)."""
-        if self.task_scores is None or len(self.task_scores) != len(
-                self.report.tasks):
+        if self.task_scores is None or len(self.task_scores) != len(self.report.tasks):
             return None
-        return sum(score
-                   for score, cases in zip(self.task_scores, self.report.tasks)
+        return sum(score for score, cases in zip(self.task_scores, self.report.tasks)
                    if all(case.status == 'AC' for case in cases))
 
     @property
@@ -184,8 +181,7 @@ def _short(value: object, limit: int = 64) -> str:
 
 def _task_ints(payload: object, key: str) -> Optional[Tuple[int, ...]]:
     """One integer per task of a (possibly hostile) payload, or None when it has none."""
-    if not isinstance(payload, dict) or not isinstance(payload.get('tasks'),
-                                                       list):
+    if not isinstance(payload, dict) or not isinstance(payload.get('tasks'), list):
         return None
     values = []
     for task in payload['tasks']:
@@ -216,10 +212,8 @@ class Store:
 
     def __repr__(self) -> str:
         with self._cond:
-            return (
-                f'Store(runners={len(self._runners)}, problems={len(self._problems)}, '
-                f'submissions={len(self._submissions)}, jobs={len(self._jobs)})'
-            )
+            return (f'Store(runners={len(self._runners)}, problems={len(self._problems)}, '
+                    f'submissions={len(self._submissions)}, jobs={len(self._jobs)})')
 
     @property
     def settings(self) -> Settings:
@@ -233,18 +227,13 @@ class Store:
 
     def register(self, registration_token: object, name: object) -> Answer:
         with self._cond:
-            if not auth.matches_secret(self._settings.registration_token,
-                                       registration_token):
+            if not auth.matches_secret(self._settings.registration_token, registration_token):
                 self.events.append('register', outcome='unauthorized')
                 log.warning('register refused: wrong registration token')
-                return Answer(Outcome.UNAUTHORIZED,
-                              error='wrong registration token')
-            if not isinstance(name, str) or auth.utf8(
-                    name) is None or not 0 < len(name) <= 128:
+                return Answer(Outcome.UNAUTHORIZED, error='wrong registration token')
+            if not isinstance(name, str) or auth.utf8(name) is None or not 0 < len(name) <= 128:
                 self.events.append('register', outcome='rejected')
-                return Answer(
-                    Outcome.REJECTED,
-                    error='name must be a string of 1..128 characters')
+                return Answer(Outcome.REJECTED, error='name must be a string of 1..128 characters')
             runner_id = 'rn_' + secrets.token_hex(8)
             token = auth.mint('rk_')
             self._runners[runner_id] = _Runner(runner_id,
@@ -252,15 +241,10 @@ class Store:
                                                auth.token_hash(token),
                                                expires_at=self._clock.now() +
                                                self._settings.identity_ttl_sec)
-            self.events.append('register',
-                               outcome='ok',
-                               runner_id=runner_id,
-                               data={'name': name})
+            self.events.append('register', outcome='ok', runner_id=runner_id, data={'name': name})
             log.info('registered %s (%s)', runner_id, _short(name))
-            return Answer(
-                Outcome.OK,
-                Registration(runner_id, token,
-                             dict(self._settings.runner_config)))
+            return Answer(Outcome.OK,
+                          Registration(runner_id, token, dict(self._settings.runner_config)))
 
     def heartbeat(self, runner_id: object, token: object,
                   active_job_ids: Optional[Sequence[str]]) -> Answer:
@@ -271,16 +255,11 @@ class Store:
         with self._cond:
             runner = self._authenticate('heartbeat', runner_id, token)
             if runner is None:
-                return Answer(Outcome.UNAUTHORIZED,
-                              error='identity unknown, revoked or expired')
+                return Answer(Outcome.UNAUTHORIZED, error='identity unknown, revoked or expired')
             self._reclaim_expired()
             if active_job_ids is None:
-                self.events.append('heartbeat',
-                                   outcome='rejected',
-                                   runner_id=runner.runner_id)
-                return Answer(
-                    Outcome.REJECTED,
-                    error='body must be {"active_job_ids": [str, …]}')
+                self.events.append('heartbeat', outcome='rejected', runner_id=runner.runner_id)
+                return Answer(Outcome.REJECTED, error='body must be {"active_job_ids": [str, …]}')
             now = self._clock.now()
             runner.expires_at = now + self._settings.identity_ttl_sec
             renewed, ignored = [], []
@@ -300,13 +279,9 @@ class Store:
                                })
             return Answer(Outcome.OK)
 
-    def claim(self,
-              runner_id: object,
-              token: object,
-              wait_sec: float = 0.0) -> Answer:
+    def claim(self, runner_id: object, token: object, wait_sec: float = 0.0) -> Answer:
         """Lease the oldest queued job, holding the call up to `wait_sec` real seconds for one."""
-        wait_sec = max(0.0,
-                       min(float(wait_sec), self._settings.long_poll_max_sec))
+        wait_sec = max(0.0, min(float(wait_sec), self._settings.long_poll_max_sec))
         deadline = time.monotonic() + wait_sec
         with self._cond:
             waiting = False
@@ -329,15 +304,12 @@ class Store:
                 # Wake for a lease that expires meanwhile too: its job becomes claimable.
                 self._cond.wait(min(remaining, self._next_expiry_in()))
             if job is None:
-                self.events.append('claim',
-                                   outcome='no_job',
-                                   runner_id=runner.runner_id)
+                self.events.append('claim', outcome='no_job', runner_id=runner.runner_id)
                 return Answer(Outcome.NO_JOB)
             job.leased = True
             job.holder = runner.runner_id
             job.attempts += 1
-            job.lease_expires_at = self._clock.now(
-            ) + self._settings.lease_ttl_sec
+            job.lease_expires_at = self._clock.now() + self._settings.lease_ttl_sec
             held = self._held_count(runner.runner_id)
             self.events.append('claim',
                                outcome='ok',
@@ -346,43 +318,32 @@ class Store:
                                submission_id=job.submission_id,
                                attempts=job.attempts,
                                data={'held': held})
-            log.info('%s claimed %s (attempt %d)', runner.runner_id,
-                     job.job_id, job.attempts)
+            log.info('%s claimed %s (attempt %d)', runner.runner_id, job.job_id, job.attempts)
             code_path = None
-            if job.has_code and isinstance(
-                    job.payload, dict) and 'code_url' not in job.payload:
+            if job.has_code and isinstance(job.payload, dict) and 'code_url' not in job.payload:
                 code_path = self.code_path(job.job_id)
-            return Answer(Outcome.OK,
-                          ServedJob(job.job_id, job.payload, code_path))
+            return Answer(Outcome.OK, ServedJob(job.job_id, job.payload, code_path))
 
     def complete(self, runner_id: object, token: object, job_id: object,
                  report: Union[Report, ReportError]) -> Answer:
         """Land a result. `report` is the parsed body, or why it could not be parsed."""
         with self._cond:
-            runner = self._authenticate('complete',
-                                        runner_id,
-                                        token,
-                                        job_id=job_id)
+            runner = self._authenticate('complete', runner_id, token, job_id=job_id)
             if runner is None:
-                return Answer(Outcome.UNAUTHORIZED,
-                              error='identity unknown, revoked or expired')
+                return Answer(Outcome.UNAUTHORIZED, error='identity unknown, revoked or expired')
             self._reclaim_expired()
             job = self._job(job_id)
-            fields = dict(runner_id=runner.runner_id,
-                          job_id=job_id if job is None else job.job_id)
+            fields = dict(runner_id=runner.runner_id, job_id=job_id if job is None else job.job_id)
             if job is None:
                 self.events.append('complete', outcome='not_found', **fields)
-                return Answer(
-                    Outcome.NOT_FOUND,
-                    error='job unknown (finished, dropped or never issued)')
+                return Answer(Outcome.NOT_FOUND,
+                              error='job unknown (finished, dropped or never issued)')
             fields['submission_id'] = job.submission_id
             if not job.leased or job.holder != runner.runner_id:
                 self.events.append('complete', outcome='conflict', **fields)
-                return Answer(
-                    Outcome.CONFLICT,
-                    error='job is not held by this runner (reclaimed)')
-            problem = str(report) if isinstance(
-                report, ReportError) else shape_error(report, job.case_counts)
+                return Answer(Outcome.CONFLICT, error='job is not held by this runner (reclaimed)')
+            problem = str(report) if isinstance(report, ReportError) else shape_error(
+                report, job.case_counts)
             if problem is not None:
                 self.events.append('complete',
                                    outcome='rejected',
@@ -393,68 +354,52 @@ class Store:
             del self._jobs[job.job_id]
             submission = self._submissions[job.submission_id]
             if submission.current_job_id != job.job_id:
-                self.events.append('complete',
-                                   outcome='stale_dropped',
-                                   **fields)
-                log.info(
-                    'dropped stale result of %s (submission %s is now judged by %s)',
-                    job.job_id, submission.submission_id,
-                    submission.current_job_id)
+                self.events.append('complete', outcome='stale_dropped', **fields)
+                log.info('dropped stale result of %s (submission %s is now judged by %s)',
+                         job.job_id, submission.submission_id, submission.current_job_id)
                 return Answer(Outcome.STALE_DROPPED)
-            self._land(submission,
-                       Result(job.job_id, report, task_scores=job.task_scores))
+            self._land(submission, Result(job.job_id, report, task_scores=job.task_scores))
             self.events.append('complete',
                                outcome='landed',
                                data={'statuses': report.statuses},
                                **fields)
-            log.info('%s landed for submission %s', job.job_id,
-                     submission.submission_id)
+            log.info('%s landed for submission %s', job.job_id, submission.submission_id)
             return Answer(Outcome.LANDED)
 
     def abort(self, runner_id: object, token: object, job_id: object,
               reason: Optional[AbortReason]) -> Answer:
         """Give a claim back. `reason` is None when the body had no valid reason (400)."""
         with self._cond:
-            runner = self._authenticate('abort',
-                                        runner_id,
-                                        token,
-                                        job_id=job_id)
+            runner = self._authenticate('abort', runner_id, token, job_id=job_id)
             if runner is None:
-                return Answer(Outcome.UNAUTHORIZED,
-                              error='identity unknown, revoked or expired')
+                return Answer(Outcome.UNAUTHORIZED, error='identity unknown, revoked or expired')
             self._reclaim_expired()
             job = self._job(job_id)
-            fields = dict(runner_id=runner.runner_id,
-                          job_id=job_id if job is None else job.job_id)
+            fields = dict(runner_id=runner.runner_id, job_id=job_id if job is None else job.job_id)
             if job is None:
                 self.events.append('abort', outcome='not_found', **fields)
-                return Answer(
-                    Outcome.NOT_FOUND,
-                    error='job unknown (finished, dropped or never issued)')
+                return Answer(Outcome.NOT_FOUND,
+                              error='job unknown (finished, dropped or never issued)')
             fields['submission_id'] = job.submission_id
             if not job.leased or job.holder != runner.runner_id:
                 self.events.append('abort', outcome='conflict', **fields)
-                return Answer(
-                    Outcome.CONFLICT,
-                    error='job is not held by this runner (reclaimed)')
+                return Answer(Outcome.CONFLICT, error='job is not held by this runner (reclaimed)')
             if reason is None:
                 self.events.append('abort', outcome='rejected', **fields)
-                return Answer(
-                    Outcome.REJECTED,
-                    error='reason must be one of drain, prep_failed, rejected')
+                return Answer(Outcome.REJECTED,
+                              error='reason must be one of drain, prep_failed, rejected')
             if reason is AbortReason.DRAIN:
                 # The claim counted an attempt; a shutdown is the operator's
                 # doing, so a claim+drain round trip must net zero.
                 job.attempts = max(0, job.attempts - 1)
-            outcome = self._release(job,
-                                    exhausting=reason is not AbortReason.DRAIN)
+            outcome = self._release(job, exhausting=reason is not AbortReason.DRAIN)
             self.events.append('abort',
                                outcome=outcome.value,
                                reason=reason.value,
                                attempts=job.attempts,
                                **fields)
-            log.info('%s aborted %s (%s): %s', runner.runner_id, job.job_id,
-                     reason.value, outcome.value)
+            log.info('%s aborted %s (%s): %s', runner.runner_id, job.job_id, reason.value,
+                     outcome.value)
             return Answer(outcome)
 
     # ----------------------------------------------------- testdata channel, code
@@ -492,10 +437,7 @@ class Store:
 
     # ------------------------------------------------------------------ admin API
 
-    def add_problem(self,
-                    problem: Problem,
-                    *,
-                    validate: bool = True) -> Problem:
+    def add_problem(self, problem: Problem, *, validate: bool = True) -> Problem:
         if validate:
             problem.validate()
         with self._cond:
@@ -512,8 +454,7 @@ class Store:
         with self._cond:
             return [self._problems[pid] for pid in sorted(self._problems)]
 
-    def set_testdata(self, problem_id: int,
-                     changes: Mapping[str, Optional[bytes]]) -> str:
+    def set_testdata(self, problem_id: int, changes: Mapping[str, Optional[bytes]]) -> str:
         """Replace, add or remove (None) testdata entries; returns the new checksum.
 
         Not validated, so a test can break a problem on purpose. Jobs already
@@ -522,21 +463,17 @@ class Store:
         with self._cond:
             problem = self.problem(problem_id).with_files(changes)
             self._problems[problem_id] = problem
-            self.events.append('testdata_changed',
-                               data={'problem_id': problem_id})
+            self.events.append('testdata_changed', data={'problem_id': problem_id})
             return problem.checksum
 
-    def submit(self, problem_id: int, language: Union[int, str],
-               source: Union[str, bytes]) -> str:
+    def submit(self, problem_id: int, language: Union[int, str], source: Union[str, bytes]) -> str:
         """Create a submission and queue its first job; returns the submission id."""
         lang = languages.parse_language(language)
-        data = source.encode('utf-8') if isinstance(source,
-                                                    str) else bytes(source)
+        data = source.encode('utf-8') if isinstance(source, str) else bytes(source)
         with self._cond:
             self.problem(problem_id)
-            submission = _Submission(
-                secrets.token_hex(12), problem_id, lang,
-                zips.build_zip({languages.SOURCE_NAMES[lang]: data}))
+            submission = _Submission(secrets.token_hex(12), problem_id, lang,
+                                     zips.build_zip({languages.SOURCE_NAMES[lang]: data}))
             self._submissions[submission.submission_id] = submission
             job = self._new_job(submission)
             self.events.append('submit',
@@ -557,35 +494,23 @@ class Store:
         with self._cond:
             submission = self._submission(submission_id)
             if submission.injected:
-                raise ValueError(
-                    'an injected job cannot be rejudged; inject another')
-            for job in [
-                    j for j in self._jobs.values()
-                    if j.submission_id == submission_id
-            ]:
+                raise ValueError('an injected job cannot be rejudged; inject another')
+            for job in [j for j in self._jobs.values() if j.submission_id == submission_id]:
                 if not job.leased:
                     del self._jobs[job.job_id]
-                    self.events.append('cancel',
-                                       job_id=job.job_id,
-                                       submission_id=submission_id)
+                    self.events.append('cancel', job_id=job.job_id, submission_id=submission_id)
             job = self._new_job(submission)
-            self.events.append('rejudge',
-                               job_id=job.job_id,
-                               submission_id=submission_id)
+            self.events.append('rejudge', job_id=job.job_id, submission_id=submission_id)
             return job.job_id
 
     def job_payload(self, problem_id: int, language: Union[int, str]) -> dict:
         """A realistic payload (no job, no code_url) to tweak into a hostile one."""
         lang = languages.parse_language(language)
         with self._cond:
-            return self._payload('jb_' + secrets.token_hex(8),
-                                 secrets.token_hex(12),
+            return self._payload('jb_' + secrets.token_hex(8), secrets.token_hex(12),
                                  self.problem(problem_id), lang)
 
-    def inject_job(self,
-                   payload: object,
-                   *,
-                   code_zip: Optional[bytes] = None) -> str:
+    def inject_job(self, payload: object, *, code_zip: Optional[bytes] = None) -> str:
         """Queue a job whose payload is served as is; returns the job id it is keyed by.
 
         `payload` is a JSON value, or bytes/str served verbatim (not JSON, say).
@@ -600,31 +525,24 @@ class Store:
             try:
                 payload = json.loads(json.dumps(payload))
             except (TypeError, ValueError) as error:
-                raise ValueError(
-                    f'payload is not JSON-serialisable: {error}') from None
+                raise ValueError(f'payload is not JSON-serialisable: {error}') from None
         with self._cond:
-            job_id = payload.get('job_id') if isinstance(payload,
-                                                         dict) else None
+            job_id = payload.get('job_id') if isinstance(payload, dict) else None
             if not isinstance(job_id, str) or not job_id or job_id in self._jobs \
                     or job_id in self._code:
                 job_id = 'jb_' + secrets.token_hex(8)
-            submission_id = payload.get('submission_id') if isinstance(
-                payload, dict) else None
-            if not isinstance(submission_id,
-                              str) or submission_id in self._submissions:
+            submission_id = payload.get('submission_id') if isinstance(payload, dict) else None
+            if not isinstance(submission_id, str) or submission_id in self._submissions:
                 submission_id = secrets.token_hex(12)
             submission = _Submission(
                 submission_id,
-                payload.get('problem_id')
-                if isinstance(payload, dict) else None,
+                payload.get('problem_id') if isinstance(payload, dict) else None,
                 payload.get('language') if isinstance(payload, dict) else None,
                 code_zip,
                 injected=True)
             self._submissions[submission_id] = submission
             job = self._new_job(submission, job_id=job_id, payload=payload)
-            self.events.append('inject',
-                               job_id=job.job_id,
-                               submission_id=submission_id)
+            self.events.append('inject', job_id=job.job_id, submission_id=submission_id)
             return job.job_id
 
     def submission(self, submission_id: str) -> SubmissionView:
@@ -639,11 +557,13 @@ class Store:
         """The current job's result, waiting up to `timeout` s; TimeoutError if it does not land."""
         with self._cond:
             submission = self._submission(submission_id)
-            if not self._cond.wait_for(lambda: self._view(submission).done,
-                                       timeout):
-                raise TimeoutError(
-                    f'submission {submission_id} has no result after {timeout} s'
-                )
+
+            def done() -> bool:
+                return self._view(submission).done
+
+            # A stopped backend lands nothing more: do not hold a waiter until its timeout.
+            if not self._cond.wait_for(lambda: done() or self._closed, timeout) or not done():
+                raise TimeoutError(f'submission {submission_id} has no result after {timeout} s')
             return submission.result
 
     def revoke(self, runner_id: str) -> None:
@@ -660,19 +580,15 @@ class Store:
             now = self._clock.now()
             return [
                 RunnerView(
-                    r.runner_id, r.name, not r.revoked and now < r.expires_at,
-                    r.revoked,
+                    r.runner_id, r.name, not r.revoked and now < r.expires_at, r.revoked,
                     tuple(j.job_id for j in self._jobs.values()
-                          if j.leased and j.holder == r.runner_id))
-                for r in self._runners.values()
+                          if j.leased and j.holder == r.runner_id)) for r in self._runners.values()
             ]
 
     def queued_job_ids(self) -> List[str]:
         with self._cond:
             return [
-                j.job_id
-                for j in sorted(self._jobs.values(), key=lambda j: j.seq)
-                if not j.leased
+                j.job_id for j in sorted(self._jobs.values(), key=lambda j: j.seq) if not j.leased
             ]
 
     def job_attempts(self, job_id: str) -> int:
@@ -696,8 +612,7 @@ class Store:
 
     def _authenticate(self, kind: str, runner_id: object, token: object,
                       **fields) -> Optional[_Runner]:
-        runner = self._runners.get(runner_id) if isinstance(runner_id,
-                                                            str) else None
+        runner = self._runners.get(runner_id) if isinstance(runner_id, str) else None
         ok = auth.matches_hash(runner.token_hash if runner else None, token)
         if ok and not runner.revoked and self._clock.now() < runner.expires_at:
             return runner
@@ -706,11 +621,8 @@ class Store:
                            outcome='unauthorized',
                            runner_id=runner_id if runner is not None else None,
                            job_id=job_id if isinstance(job_id, str) else None)
-        log.warning(
-            '%s refused: identity %s unknown, revoked, expired or wrong token',
-            kind,
-            _short(runner_id)
-            if auth.utf8(runner_id) is not None else '(unprintable)')
+        log.warning('%s refused: identity %s unknown, revoked, expired or wrong token', kind,
+                    _short(runner_id) if auth.utf8(runner_id) is not None else '(unprintable)')
         return None
 
     def _job(self, job_id: object) -> Optional[_Job]:
@@ -729,8 +641,7 @@ class Store:
         pid = None
         if isinstance(problem_id, int) and not isinstance(problem_id, bool):
             pid = problem_id
-        elif isinstance(problem_id,
-                        str) and problem_id.isascii() and problem_id.isdigit():
+        elif isinstance(problem_id, str) and problem_id.isascii() and problem_id.isdigit():
             pid = int(problem_id)
         problem = self._problems.get(pid)
         if problem is None:
@@ -739,8 +650,7 @@ class Store:
         self.events.append(kind, outcome='ok', data={'problem_id': pid})
         return problem
 
-    def _payload(self, job_id: str, submission_id: str, problem: Problem,
-                 language: int) -> dict:
+    def _payload(self, job_id: str, submission_id: str, problem: Problem, language: int) -> dict:
         return {
             'job_id': job_id,
             'submission_id': submission_id,
@@ -758,12 +668,10 @@ class Store:
         if job_id is None:
             job_id = 'jb_' + secrets.token_hex(8)
             payload = self._payload(job_id, submission.submission_id,
-                                    self._problems[submission.problem_id],
-                                    submission.language)
+                                    self._problems[submission.problem_id], submission.language)
         job = _Job(job_id, next(self._seq), submission.submission_id, payload,
-                   _task_ints(payload, 'caseCount'),
-                   _task_ints(payload, 'taskScore'), submission.code_zip
-                   is not None)
+                   _task_ints(payload, 'caseCount'), _task_ints(payload, 'taskScore'),
+                   submission.code_zip is not None)
         self._jobs[job_id] = job
         if submission.code_zip is not None:
             self._code[job_id] = submission.code_zip
@@ -776,13 +684,10 @@ class Store:
         return min(queued, key=lambda job: job.seq) if queued else None
 
     def _held_count(self, runner_id: str) -> int:
-        return sum(1 for j in self._jobs.values()
-                   if j.leased and j.holder == runner_id)
+        return sum(1 for j in self._jobs.values() if j.leased and j.holder == runner_id)
 
     def _next_expiry_in(self) -> float:
-        expiries = [
-            j.lease_expires_at for j in self._jobs.values() if j.leased
-        ]
+        expiries = [j.lease_expires_at for j in self._jobs.values() if j.leased]
         if not expiries:
             return float('inf')
         return max(0.0, min(expiries) - self._clock.now()) + 0.01
@@ -799,8 +704,7 @@ class Store:
                                    job_id=job.job_id,
                                    submission_id=job.submission_id,
                                    attempts=job.attempts)
-                log.info('lease of %s held by %s expired: %s', job.job_id,
-                         holder, outcome.value)
+                log.info('lease of %s held by %s expired: %s', job.job_id, holder, outcome.value)
 
     def _release(self, job: _Job, *, exhausting: bool) -> Outcome:
         """End a claim without a result: requeue, drop (stale) or converge to JE."""
@@ -815,21 +719,15 @@ class Store:
             message = f'judge error: no runner could judge this job in {job.attempts} attempts'
             report = Report(
                 tuple(
-                    tuple(
-                        CaseReport.judge_error(message) for _ in range(count))
+                    tuple(CaseReport.judge_error(message) for _ in range(count))
                     for count in (job.case_counts or ())))
-            self._land(
-                submission,
-                Result(job.job_id,
-                       report,
-                       judge_error=True,
-                       task_scores=job.task_scores))
+            self._land(submission,
+                       Result(job.job_id, report, judge_error=True, task_scores=job.task_scores))
             self.events.append('judge_error',
                                job_id=job.job_id,
                                submission_id=job.submission_id,
                                attempts=job.attempts)
-            log.warning('%s converged to JE after %d attempts', job.job_id,
-                        job.attempts)
+            log.warning('%s converged to JE after %d attempts', job.job_id, job.attempts)
             return Outcome.CONVERGED
         self._cond.notify_all()
         return Outcome.REQUEUED
@@ -840,6 +738,5 @@ class Store:
 
     @staticmethod
     def _view(submission: _Submission) -> SubmissionView:
-        return SubmissionView(submission.submission_id, submission.problem_id,
-                              submission.language, submission.current_job_id,
-                              submission.result, submission.injected)
+        return SubmissionView(submission.submission_id, submission.problem_id, submission.language,
+                              submission.current_job_id, submission.result, submission.injected)

@@ -44,31 +44,26 @@ def load_submission(folder: Union[str, pathlib.Path]) -> SubmissionFile:
         raise SubmissionFileError(f'{manifest_path}: must be a JSON object')
     problem_id = manifest.get('problem')
     if isinstance(problem_id, bool) or not isinstance(problem_id, int):
-        raise SubmissionFileError(
-            f'{manifest_path}: problem must be an integer')
+        raise SubmissionFileError(f'{manifest_path}: problem must be an integer')
     try:
         language = languages.parse_language(manifest.get('language'))
     except ValueError as error:
         raise SubmissionFileError(f'{manifest_path}: {error}') from None
     expected = manifest.get('expected')
     if expected is not None and expected not in STATUSES:
-        raise SubmissionFileError(
-            f'{manifest_path}: expected must be one of {STATUSES}')
+        raise SubmissionFileError(f'{manifest_path}: expected must be one of {STATUSES}')
     score = manifest.get('score')
-    if score is not None and (isinstance(score, bool)
-                              or not isinstance(score, int)):
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int)):
         raise SubmissionFileError(f'{manifest_path}: score must be an integer')
     source_name = manifest.get('source', languages.SOURCE_NAMES[language])
-    if not isinstance(source_name, str) or pathlib.PurePath(
-            source_name).name != source_name:
-        raise SubmissionFileError(
-            f'{manifest_path}: source must be a file name in the folder')
+    if not isinstance(source_name, str) or pathlib.PurePath(source_name).name != source_name:
+        raise SubmissionFileError(f'{manifest_path}: source must be a file name in the folder')
     try:
         source = (folder / source_name).read_bytes()
     except OSError as error:
         raise SubmissionFileError(f'{folder / source_name}: {error}') from None
-    return SubmissionFile(folder.name, problem_id, language, source, expected,
-                          score, str(manifest.get('note', '')))
+    return SubmissionFile(folder.name, problem_id, language, source, expected, score,
+                          str(manifest.get('note', '')))
 
 
 def load_submissions(root: Union[str, pathlib.Path]) -> List[SubmissionFile]:

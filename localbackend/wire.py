@@ -78,17 +78,12 @@ class Route:
         return params
 
 
-def route(method: str,
-          path: str,
-          handler: Handler,
-          endpoint: Optional[str] = None) -> Route:
+def route(method: str, path: str, handler: Handler, endpoint: Optional[str] = None) -> Route:
     return Route(method, tuple(path.strip('/').split('/')), handler, endpoint)
 
 
-def find(
-        routes: List[Route], method: str,
-        segments: Tuple[str,
-                        ...]) -> Tuple[Optional[Route], Dict[str, str], bool]:
+def find(routes: List[Route], method: str,
+         segments: Tuple[str, ...]) -> Tuple[Optional[Route], Dict[str, str], bool]:
     """(route, params, path_known): path_known without a route means 405."""
     path_known = False
     for candidate in routes:

@@ -18,8 +18,7 @@ def build_zip(entries: Mapping[str, bytes]) -> bytes:
         for name in sorted(entries):
             info = zipfile.ZipInfo(name, date_time=_EPOCH)
             info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = (0o40755
-                                  if name.endswith('/') else 0o100644) << 16
+            info.external_attr = (0o40755 if name.endswith('/') else 0o100644) << 16
             archive.writestr(info, entries[name])
     return buffer.getvalue()
 

@@ -7,8 +7,7 @@ import pytest
 import requests
 
 from localbackend import LocalBackend, build_zip
-from tests.unit.test_localbackend_helpers import (REG, SANDBOX, TIMEOUT,
-                                                  HttpRunner, body_for,
+from tests.unit.test_localbackend_helpers import (REG, SANDBOX, TIMEOUT, HttpRunner, body_for,
                                                   start_backend)
 
 
@@ -25,10 +24,7 @@ def b64(data: bytes) -> str:
 
 
 def admin(backend, method, path, **kwargs):
-    return requests.request(method,
-                            backend.url + '/admin' + path,
-                            timeout=TIMEOUT,
-                            **kwargs)
+    return requests.request(method, backend.url + '/admin' + path, timeout=TIMEOUT, **kwargs)
 
 
 def test_submit_then_wait_for_the_result(backend):
@@ -43,12 +39,11 @@ def test_submit_then_wait_for_the_result(backend):
     assert created.status_code == 201
     sid, job_id = created.json()['submission_id'], created.json()['job_id']
     pending = admin(backend, 'GET', f'/submissions/{sid}').json()
-    assert pending['done'] is False and pending['language'] == 1 and pending[
-        'verdict'] is None
+    assert pending['done'] is False and pending['language'] == 1 and pending['verdict'] is None
     runner = HttpRunner(backend)
     answers = []
-    waiting = threading.Thread(target=lambda: answers.append(
-        admin(backend, 'GET', f'/submissions/{sid}?wait=60')))
+    waiting = threading.Thread(
+        target=lambda: answers.append(admin(backend, 'GET', f'/submissions/{sid}?wait=60')))
     waiting.start()
     job = runner.claim()
     assert job['job_id'] == job_id
@@ -83,8 +78,7 @@ def test_submit_then_wait_for_the_result(backend):
         })
     waiting.join(TIMEOUT)
     document = answers[0].json()
-    assert document['done'] and document['verdict'] == 'WA' and document[
-        'score'] == 50
+    assert document['done'] and document['verdict'] == 'WA' and document['score'] == 50
     assert document['tasks'][1][0]['execTime'] == 7
     listed = admin(backend, 'GET', '/submissions').json()
     assert [d['submission_id'] for d in listed] == [sid]
@@ -111,14 +105,12 @@ def test_submit_then_wait_for_the_result(backend):
     'source_b64': '!!'
 }, []])
 def test_bad_submissions_are_400(backend, body):
-    assert admin(backend, 'POST', '/submissions',
-                 json=body).status_code in (400, 404)
+    assert admin(backend, 'POST', '/submissions', json=body).status_code in (400, 404)
 
 
 def test_unknown_submission_is_404(backend):
     assert admin(backend, 'GET', '/submissions/nope').status_code == 404
-    assert admin(backend, 'POST',
-                 '/submissions/nope/rejudge').status_code == 404
+    assert admin(backend, 'POST', '/submissions/nope/rejudge').status_code == 404
 
 
 def test_rejudge_over_the_admin_api(backend):
@@ -131,10 +123,8 @@ def test_rejudge_over_the_admin_api(backend):
 
 def test_add_a_problem_and_change_its_testdata(backend):
     document = {
-        'id':
-        5,
-        'name':
-        'echo',
+        'id': 5,
+        'name': 'echo',
         'tasks': [{
             'taskScore': 100,
             'memoryLimit': 1024,
@@ -143,13 +133,7 @@ def test_add_a_problem_and_change_its_testdata(backend):
         }]
     }
     files = {'0000.in': b64(b'x\n'), '0000.out': b64(b'x\n')}
-    added = admin(backend,
-                  'POST',
-                  '/problems',
-                  json={
-                      'problem': document,
-                      'files': files
-                  })
+    added = admin(backend, 'POST', '/problems', json={'problem': document, 'files': files})
     assert added.status_code == 201
     before = added.json()['checksum']
     changed = admin(backend,
@@ -164,16 +148,11 @@ def test_add_a_problem_and_change_its_testdata(backend):
     listed = admin(backend, 'GET', '/problems').json()
     assert [p['id'] for p in listed] == [1, 5]
     incomplete = dict(document, id=6)
-    assert admin(backend,
-                 'POST',
-                 '/problems',
-                 json={
-                     'problem': incomplete,
-                     'files': {}
-                 }).status_code == 400
-    assert admin(backend, 'POST', '/problems/77/testdata', json={
+    assert admin(backend, 'POST', '/problems', json={
+        'problem': incomplete,
         'files': {}
-    }).status_code == 404
+    }).status_code == 400
+    assert admin(backend, 'POST', '/problems/77/testdata', json={'files': {}}).status_code == 404
 
 
 def test_inject_raw_jobs_over_the_admin_api(backend):
@@ -207,11 +186,8 @@ def test_inject_raw_jobs_over_the_admin_api(backend):
                     })
     assert raw_zip.status_code == 201
     job = runner.claim()
-    assert requests.get(job['code_url'],
-                        timeout=TIMEOUT).content == b'not a zip'
-    assert admin(backend, 'POST', '/jobs', json={
-        'nothing': 1
-    }).status_code == 400
+    assert requests.get(job['code_url'], timeout=TIMEOUT).content == b'not a zip'
+    assert admin(backend, 'POST', '/jobs', json={'nothing': 1}).status_code == 400
 
 
 def test_events_since_and_by_kind(backend):
@@ -221,13 +197,9 @@ def test_events_since_and_by_kind(backend):
     assert [e['kind'] for e in everything] == ['register', 'heartbeat']
     later = admin(backend, 'GET', '/events', params={'since': 1}).json()
     assert [e['kind'] for e in later] == ['heartbeat']
-    beats = admin(backend, 'GET', '/events', params={
-        'kind': 'heartbeat'
-    }).json()
+    beats = admin(backend, 'GET', '/events', params={'kind': 'heartbeat'}).json()
     assert beats[0]['runner_id'] == runner.runner_id
-    assert admin(backend, 'GET', '/events', params={
-        'since': 'x'
-    }).status_code == 400
+    assert admin(backend, 'GET', '/events', params={'since': 'x'}).status_code == 400
 
 
 def test_sweep_reclaims_expired_leases(backend):
@@ -240,23 +212,16 @@ def test_sweep_reclaims_expired_leases(backend):
 
 
 def test_an_admin_token_protects_the_admin_api_only():
-    backend = LocalBackend(registration_token=REG,
-                           sandbox_token=SANDBOX,
+    backend = LocalBackend(registration_token=REG, sandbox_token=SANDBOX,
                            admin_token='adm-1').start()
     try:
         assert admin(backend, 'GET', '/events').status_code == 401
-        assert admin(backend,
-                     'GET',
-                     '/events',
-                     headers={
-                         'Authorization': 'Bearer wrong'
-                     }).status_code == 401
-        assert admin(backend,
-                     'GET',
-                     '/events',
-                     headers={
-                         'Authorization': 'Bearer adm-1'
-                     }).status_code == 200
+        assert admin(backend, 'GET', '/events', headers={
+            'Authorization': 'Bearer wrong'
+        }).status_code == 401
+        assert admin(backend, 'GET', '/events', headers={
+            'Authorization': 'Bearer adm-1'
+        }).status_code == 200
         HttpRunner(backend)
         assert 'adm-1' not in repr(backend)
     finally:

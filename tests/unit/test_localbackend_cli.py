@@ -32,10 +32,7 @@ class SampleJudge:
 
     def __init__(self, backend, lie: bool = False):
         self.runner = HttpRunner(backend, 'judge')
-        self.expected = {
-            s.source: s
-            for s in load_submissions(SAMPLES / 'submissions')
-        }
+        self.expected = {s.source: s for s in load_submissions(SAMPLES / 'submissions')}
         self.lie = lie
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -100,13 +97,9 @@ def test_submit_a_file_and_wait_for_its_table(backend, capsys, tmp_path):
     source = tmp_path / 'sol.py'
     source.write_text('print(3)\n')
     runner = HttpRunner(backend)
-    judged = threading.Thread(
-        target=lambda: runner.complete_ac(runner.next_job(wait=30).json()))
+    judged = threading.Thread(target=lambda: runner.complete_ac(runner.next_job(wait=30).json()))
     judged.start()
-    code = cli.main([
-        'submit', '--url', backend.url, '--problem', '1',
-        str(source), '--wait', '30'
-    ])
+    code = cli.main(['submit', '--url', backend.url, '--problem', '1', str(source), '--wait', '30'])
     judged.join(TIMEOUT)
     out = capsys.readouterr().out
     assert code == 0
@@ -118,13 +111,10 @@ def test_submit_a_file_and_wait_for_its_table(backend, capsys, tmp_path):
 def test_submit_needs_a_problem_and_a_language(backend, capsys, tmp_path):
     source = tmp_path / 'sol.txt'
     source.write_text('x')
+    assert cli.main(['submit', '--url', backend.url, '--problem', '1', str(source)]) == 2
     assert cli.main(
-        ['submit', '--url', backend.url, '--problem', '1',
-         str(source)]) == 2
-    assert cli.main([
-        'submit', '--url', backend.url, '--problem', '9', '--language', 'c',
-        str(source)
-    ]) == 1
+        ['submit', '--url', backend.url, '--problem', '9', '--language', 'c',
+         str(source)]) == 1
     assert 'unknown problem' in capsys.readouterr().err
 
 
@@ -135,8 +125,7 @@ def test_results_and_rejudge(backend, capsys):
     assert cli.main(['results', '--url', backend.url, sid]) == 0
     assert 'pending' in capsys.readouterr().out
     assert cli.main(['rejudge', '--url', backend.url, sid]) == 0
-    assert capsys.readouterr().out.strip() == backend.submission(
-        sid).current_job_id
+    assert capsys.readouterr().out.strip() == backend.submission(sid).current_job_id
     assert cli.main(['results', '--url', backend.url, 'nope']) == 1
 
 
@@ -154,14 +143,12 @@ def test_python_m_localbackend_serves_and_stops_on_sigterm(tmp_path):
                RUNNER_REGISTRATION_TOKEN='reg-from-env-5521',
                SANDBOX_TOKEN='sbx-from-env-8830',
                PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([
-        sys.executable, '-m', 'localbackend', '--port', '0', '--samples',
-        '--lease-ttl', '5'
-    ],
-                               cwd=tmp_path,
-                               env=env,
-                               stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'localbackend', '--port', '0', '--samples', '--lease-ttl', '5'],
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True)
     try:
         lines = []
         for line in process.stderr:
@@ -171,8 +158,7 @@ def test_python_m_localbackend_serves_and_stops_on_sigterm(tmp_path):
         url = lines[-1].split('serving on ')[1].strip()
         registered = requests.post(url + '/runners/register',
                                    json={
-                                       'registration_token':
-                                       'reg-from-env-5521',
+                                       'registration_token': 'reg-from-env-5521',
                                        'name': 'x'
                                    },
                                    timeout=TIMEOUT)

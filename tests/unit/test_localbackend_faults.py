@@ -73,10 +73,7 @@ def test_bad_rules_are_refused(call):
 
 
 def test_rules_from_the_wire():
-    assert fault_from_wire({
-        'fault': 'burst',
-        'endpoint': 'abort'
-    }) == ('abort', Burst(503), 1)
+    assert fault_from_wire({'fault': 'burst', 'endpoint': 'abort'}) == ('abort', Burst(503), 1)
     assert fault_from_wire({
         'fault': 'drop',
         'endpoint': '*',
@@ -113,8 +110,7 @@ def test_a_burst_answers_5xx_without_processing_the_call(backend, runner):
     assert backend.events.count('fault') == 2
 
 
-def test_a_burst_on_complete_leaves_the_job_held_for_the_retry(
-        backend, runner):
+def test_a_burst_on_complete_leaves_the_job_held_for_the_retry(backend, runner):
     sid = backend.submit(1, 'c', 'x')
     job = runner.claim()
     backend.faults.burst('complete', count=1, status=500)
@@ -134,8 +130,7 @@ def test_a_burst_on_register_and_every_endpoint(backend):
 
 def test_admin_calls_are_never_faulted(backend):
     backend.faults.burst('*', count=None)
-    assert requests.get(backend.url + '/admin/events',
-                        timeout=TIMEOUT).status_code == 200
+    assert requests.get(backend.url + '/admin/events', timeout=TIMEOUT).status_code == 200
 
 
 def test_a_dropped_claim_is_not_processed(backend, runner):
@@ -147,8 +142,7 @@ def test_a_dropped_claim_is_not_processed(backend, runner):
     assert runner.next_job().status_code == 200
 
 
-def test_a_lost_answer_to_complete_lands_once_and_the_retry_is_404(
-        backend, runner):
+def test_a_lost_answer_to_complete_lands_once_and_the_retry_is_404(backend, runner):
     sid = backend.submit(1, 'c', 'x')
     job = runner.claim()
     backend.faults.drop('complete', after=True)
@@ -156,13 +150,10 @@ def test_a_lost_answer_to_complete_lands_once_and_the_retry_is_404(
         runner.complete_ac(job)
     assert backend.wait_result(sid, TIMEOUT).verdict == 'AC'
     assert runner.complete_ac(job).status_code == 404
-    assert backend.events.count('complete',
-                                outcome='landed',
-                                job_id=job['job_id']) == 1
+    assert backend.events.count('complete', outcome='landed', job_id=job['job_id']) == 1
 
 
-def test_a_lost_answer_to_a_claim_leaves_the_job_to_lease_expiry(
-        backend, runner):
+def test_a_lost_answer_to_a_claim_leaves_the_job_to_lease_expiry(backend, runner):
     sid = backend.submit(1, 'c', 'x')
     backend.faults.drop('next-job', after=True)
     with pytest.raises(requests.ConnectionError):
@@ -234,16 +225,13 @@ def test_a_slow_body_sends_its_first_chunk_and_holds_the_rest():
 
 
 def test_revoked_identity_over_the_admin_api(backend, runner):
-    answer = requests.post(
-        f'{backend.url}/admin/runners/{runner.runner_id}/revoke',
-        timeout=TIMEOUT)
+    answer = requests.post(f'{backend.url}/admin/runners/{runner.runner_id}/revoke',
+                           timeout=TIMEOUT)
     assert answer.status_code == 204
     assert runner.heartbeat([]).status_code == 401
-    runners = requests.get(f'{backend.url}/admin/runners',
-                           timeout=TIMEOUT).json()
+    runners = requests.get(f'{backend.url}/admin/runners', timeout=TIMEOUT).json()
     assert runners[0]['revoked'] and not runners[0]['alive']
-    unknown = requests.post(f'{backend.url}/admin/runners/rn_nope/revoke',
-                            timeout=TIMEOUT)
+    unknown = requests.post(f'{backend.url}/admin/runners/rn_nope/revoke', timeout=TIMEOUT)
     assert unknown.status_code == 404
 
 
@@ -265,19 +253,8 @@ def test_faults_over_the_admin_api(backend, runner):
         'status': 500
     }]
     assert runner.heartbeat([]).status_code == 500
-    requests.post(url,
-                  json={
-                      'fault': 'drop',
-                      'endpoint': 'heartbeat',
-                      'count': None
-                  },
-                  timeout=5)
+    requests.post(url, json={'fault': 'drop', 'endpoint': 'heartbeat', 'count': None}, timeout=5)
     assert requests.delete(url, timeout=TIMEOUT).status_code == 204
     assert runner.heartbeat([]).status_code == 204
-    bad = requests.post(url,
-                        json={
-                            'fault': 'burst',
-                            'endpoint': 'x'
-                        },
-                        timeout=TIMEOUT)
+    bad = requests.post(url, json={'fault': 'burst', 'endpoint': 'x'}, timeout=TIMEOUT)
     assert bad.status_code == 400

@@ -16,8 +16,7 @@ TIMEOUT = 10
 
 def a_plus_b() -> Problem:
     """Problem 1: two tasks, two cases and one case."""
-    return Problem.from_cases(1, [[('1 2\n', '3\n'),
-                                   ('2 2\n', '4\n')], [('5 5\n', '10\n')]],
+    return Problem.from_cases(1, [[('1 2\n', '3\n'), ('2 2\n', '4\n')], [('5 5\n', '10\n')]],
                               name='a+b')
 
 
@@ -43,9 +42,8 @@ def report_for(counts: List[int], status: str = 'AC') -> Report:
 
 
 def make_store(clock: Optional[ManualClock] = None, **settings) -> Store:
-    store = Store(
-        Settings(registration_token=REG, sandbox_token=SANDBOX, **settings),
-        clock or ManualClock())
+    store = Store(Settings(registration_token=REG, sandbox_token=SANDBOX, **settings), clock
+                  or ManualClock())
     store.add_problem(a_plus_b())
     return store
 
@@ -57,9 +55,7 @@ def register(store: Store, name: str = 'runner'):
 
 def start_backend(**kwargs) -> LocalBackend:
     kwargs.setdefault('clock', ManualClock())
-    backend = LocalBackend(registration_token=REG,
-                           sandbox_token=SANDBOX,
-                           **kwargs).start()
+    backend = LocalBackend(registration_token=REG, sandbox_token=SANDBOX, **kwargs).start()
     backend.add_problem(a_plus_b())
     return backend
 
@@ -85,19 +81,17 @@ class HttpRunner:
         return {'Authorization': f'Bearer {self.token}'}
 
     def heartbeat(self, job_ids) -> requests.Response:
-        return self.session.post(
-            f'{self.url}/runners/{self.runner_id}/heartbeat',
-            json={'active_job_ids': list(job_ids)},
-            headers=self.headers,
-            timeout=TIMEOUT)
+        return self.session.post(f'{self.url}/runners/{self.runner_id}/heartbeat',
+                                 json={'active_job_ids': list(job_ids)},
+                                 headers=self.headers,
+                                 timeout=TIMEOUT)
 
     def next_job(self, wait=None) -> requests.Response:
         params = {'wait': wait} if wait is not None else None
-        return self.session.get(
-            f'{self.url}/runners/{self.runner_id}/next-job',
-            params=params,
-            headers=self.headers,
-            timeout=TIMEOUT + (wait if isinstance(wait, (int, float)) else 0))
+        return self.session.get(f'{self.url}/runners/{self.runner_id}/next-job',
+                                params=params,
+                                headers=self.headers,
+                                timeout=TIMEOUT + (wait if isinstance(wait, (int, float)) else 0))
 
     def claim(self) -> dict:
         answer = self.next_job()
@@ -106,21 +100,18 @@ class HttpRunner:
 
     def complete(self, job_id: str, body) -> requests.Response:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        return self.session.put(
-            f'{self.url}/runners/{self.runner_id}/jobs/{job_id}/complete',
-            data=data,
-            headers={
-                **self.headers, 'Content-Type': 'application/json'
-            },
-            timeout=TIMEOUT)
+        return self.session.put(f'{self.url}/runners/{self.runner_id}/jobs/{job_id}/complete',
+                                data=data,
+                                headers={
+                                    **self.headers, 'Content-Type': 'application/json'
+                                },
+                                timeout=TIMEOUT)
 
     def complete_ac(self, job: dict) -> requests.Response:
-        return self.complete(job['job_id'],
-                             body_for([t['caseCount'] for t in job['tasks']]))
+        return self.complete(job['job_id'], body_for([t['caseCount'] for t in job['tasks']]))
 
     def abort(self, job_id: str, reason) -> requests.Response:
-        return self.session.put(
-            f'{self.url}/runners/{self.runner_id}/jobs/{job_id}/abort',
-            json={'reason': reason},
-            headers=self.headers,
-            timeout=TIMEOUT)
+        return self.session.put(f'{self.url}/runners/{self.runner_id}/jobs/{job_id}/abort',
+                                json={'reason': reason},
+                                headers=self.headers,
+                                timeout=TIMEOUT)

@@ -10,8 +10,7 @@ import pytest
 import requests
 
 from localbackend.runner_api import clamp_wait
-from tests.unit.test_localbackend_helpers import (REG, SANDBOX, TIMEOUT,
-                                                  HttpRunner, body_for, case,
+from tests.unit.test_localbackend_helpers import (REG, SANDBOX, TIMEOUT, HttpRunner, body_for, case,
                                                   start_backend)
 
 
@@ -28,10 +27,7 @@ def runner(backend):
     return HttpRunner(backend, 'first')
 
 
-def raw_post(backend,
-             path: str,
-             body: bytes,
-             headers=None) -> requests.Response:
+def raw_post(backend, path: str, body: bytes, headers=None) -> requests.Response:
     return requests.post(backend.url + path,
                          data=body,
                          headers={
@@ -53,8 +49,7 @@ def test_register_answers_201_with_identity_and_config(backend):
                            timeout=TIMEOUT)
     assert answer.status_code == 201
     body = answer.json()
-    assert body['runner_id'].startswith('rn_') and body['token'].startswith(
-        'rk_')
+    assert body['runner_id'].startswith('rn_') and body['token'].startswith('rk_')
     assert body['config'] == {
         'heartbeat_interval_sec': 15,
         'poll_interval_sec': 3,
@@ -95,9 +90,8 @@ def test_register_refuses_hostile_bodies_with_401_never_500(backend, body):
 
 
 def test_register_with_a_bad_name_is_400(backend):
-    answer = raw_post(
-        backend, '/runners/register',
-        b'{"registration_token": "%s", "name": 5}' % REG.encode())
+    answer = raw_post(backend, '/runners/register',
+                      b'{"registration_token": "%s", "name": 5}' % REG.encode())
     assert answer.status_code == 400
 
 
@@ -113,31 +107,28 @@ def test_heartbeat_answers_204_and_renews(backend, runner):
     assert runner.complete_ac(job).status_code == 204
 
 
-@pytest.mark.parametrize(
-    'body',
-    [b'{}', b'{"active_job_ids": "jb"}', b'{"active_job_ids": [1]}', b'nope'])
+@pytest.mark.parametrize('body',
+                         [b'{}', b'{"active_job_ids": "jb"}', b'{"active_job_ids": [1]}', b'nope'])
 def test_heartbeat_with_a_bad_body_is_400(backend, runner, body):
-    answer = raw_post(backend, f'/runners/{runner.runner_id}/heartbeat', body,
-                      runner.headers)
+    answer = raw_post(backend, f'/runners/{runner.runner_id}/heartbeat', body, runner.headers)
     assert answer.status_code == 400
 
 
 @pytest.mark.parametrize('authorization', [
-    None, 'Bearer ', 'Bearer rk_wrong', 'Basic cms6eA==', 'bearer',
-    b'Bearer \xff\xfe\x80', 'Bearer %ED%A0%80'
+    None, 'Bearer ', 'Bearer rk_wrong', 'Basic cms6eA==', 'bearer', b'Bearer \xff\xfe\x80',
+    'Bearer %ED%A0%80'
 ])
 def test_heartbeat_with_a_bad_identity_is_401(backend, runner, authorization):
     headers = {} if authorization is None else {'Authorization': authorization}
-    answer = raw_post(backend, f'/runners/{runner.runner_id}/heartbeat',
-                      b'{"active_job_ids": []}', headers)
+    answer = raw_post(backend, f'/runners/{runner.runner_id}/heartbeat', b'{"active_job_ids": []}',
+                      headers)
     assert answer.status_code == 401
 
 
-@pytest.mark.parametrize(
-    'runner_path', ['rn_unknown', '%ED%A0%80', '%00', '%2E%2E', 'rn_%2F'])
+@pytest.mark.parametrize('runner_path', ['rn_unknown', '%ED%A0%80', '%00', '%2E%2E', 'rn_%2F'])
 def test_hostile_runner_ids_in_the_path_are_401(backend, runner, runner_path):
-    answer = raw_post(backend, f'/runners/{runner_path}/heartbeat',
-                      b'{"active_job_ids": []}', runner.headers)
+    answer = raw_post(backend, f'/runners/{runner_path}/heartbeat', b'{"active_job_ids": []}',
+                      runner.headers)
     assert answer.status_code == 401
 
 
@@ -160,11 +151,9 @@ def test_next_job_is_204_when_empty_and_200_with_a_payload(backend, runner):
     answer = runner.next_job()
     assert answer.status_code == 200
     job = answer.json()
-    assert job['submission_id'] == sid and job['language'] == 2 and job[
-        'problem_id'] == 1
+    assert job['submission_id'] == sid and job['language'] == 2 and job['problem_id'] == 1
     assert [t['caseCount'] for t in job['tasks']] == [2, 1]
-    assert job['code_url'].startswith(backend.url +
-                                      f'/code/{job["job_id"]}?sig=')
+    assert job['code_url'].startswith(backend.url + f'/code/{job["job_id"]}?sig=')
 
 
 def test_the_code_url_is_presigned_and_needs_no_auth_header(backend, runner):
@@ -184,30 +173,24 @@ def test_the_code_url_is_presigned_and_needs_no_auth_header(backend, runner):
 
 def test_code_url_follows_the_host_the_runner_used(backend, runner):
     backend.submit(1, 'c', 'x')
-    answer = runner.session.get(
-        f'{backend.url}/runners/{runner.runner_id}/next-job',
-        headers={
-            **runner.headers, 'Host': f'web:{backend.port}'
-        },
-        timeout=TIMEOUT)
-    assert answer.json()['code_url'].startswith(
-        f'http://web:{backend.port}/code/')
+    answer = runner.session.get(f'{backend.url}/runners/{runner.runner_id}/next-job',
+                                headers={
+                                    **runner.headers, 'Host': f'web:{backend.port}'
+                                },
+                                timeout=TIMEOUT)
+    assert answer.json()['code_url'].startswith(f'http://web:{backend.port}/code/')
 
 
 def test_long_poll_holds_the_call_until_a_submission_arrives(backend, runner):
     answers = []
-    poll = threading.Thread(
-        target=lambda: answers.append(runner.next_job(wait=60)))
+    poll = threading.Thread(target=lambda: answers.append(runner.next_job(wait=60)))
     poll.start()
-    backend.events.wait_for('long_poll',
-                            timeout=TIMEOUT,
-                            runner_id=runner.runner_id)
+    backend.events.wait_for('long_poll', timeout=TIMEOUT, runner_id=runner.runner_id)
     sid = backend.submit(1, 'c', 'x')
     # Without the wake-up the call would be held for the full 60 s.
     poll.join(TIMEOUT)
     assert not poll.is_alive()
-    assert answers[0].status_code == 200 and answers[0].json(
-    )['submission_id'] == sid
+    assert answers[0].status_code == 200 and answers[0].json()['submission_id'] == sid
 
 
 def test_long_poll_wakes_for_an_aborted_job(backend):
@@ -215,16 +198,12 @@ def test_long_poll_wakes_for_an_aborted_job(backend):
     backend.submit(1, 'c', 'x')
     job = first.claim()
     answers = []
-    poll = threading.Thread(
-        target=lambda: answers.append(second.next_job(wait=60)))
+    poll = threading.Thread(target=lambda: answers.append(second.next_job(wait=60)))
     poll.start()
-    backend.events.wait_for('long_poll',
-                            timeout=TIMEOUT,
-                            runner_id=second.runner_id)
+    backend.events.wait_for('long_poll', timeout=TIMEOUT, runner_id=second.runner_id)
     assert first.abort(job['job_id'], 'drain').status_code == 202
     poll.join(TIMEOUT)
-    assert answers[0].status_code == 200 and answers[0].json(
-    )['job_id'] == job['job_id']
+    assert answers[0].status_code == 200 and answers[0].json()['job_id'] == job['job_id']
 
 
 def test_long_poll_is_released_when_the_backend_stops():
@@ -246,9 +225,8 @@ def test_long_poll_is_released_when_the_backend_stops():
     assert not thread.is_alive() and answers[0] in (204, 'dropped')
 
 
-@pytest.mark.parametrize('raw, expected', [(None, 0), ('0', 0), ('25', 25),
-                                           ('2.5', 2.5), ('61', 60),
-                                           ('1e9', 60), ('inf', 60), ('-3', 0),
+@pytest.mark.parametrize('raw, expected', [(None, 0), ('0', 0), ('25', 25), ('2.5', 2.5),
+                                           ('61', 60), ('1e9', 60), ('inf', 60), ('-3', 0),
                                            ('nan', 0), ('abc', 0), ('', 0)])
 def test_wait_is_clamped_to_sixty_seconds(raw, expected):
     assert clamp_wait(raw) == expected
@@ -274,11 +252,7 @@ def test_raw_payloads_are_served_verbatim(backend, runner):
 def test_injected_code_zip_is_served_at_a_signed_url(backend, runner):
     from localbackend import build_zip
     payload = backend.job_payload(1, 'c')
-    backend.inject_job(payload,
-                       code_zip=build_zip({
-                           '../evil.c': b'x',
-                           'dir/': b''
-                       }))
+    backend.inject_job(payload, code_zip=build_zip({'../evil.c': b'x', 'dir/': b''}))
     job = runner.claim()
     data = requests.get(job['code_url'], timeout=TIMEOUT).content
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -294,9 +268,7 @@ def test_complete_lands_once_then_404(backend, runner):
     assert runner.complete_ac(job).status_code == 204
     assert runner.complete_ac(job).status_code == 404
     assert backend.wait_result(sid, TIMEOUT).verdict == 'AC'
-    assert backend.events.count('complete',
-                                outcome='landed',
-                                submission_id=sid) == 1
+    assert backend.events.count('complete', outcome='landed', submission_id=sid) == 1
 
 
 def test_complete_after_reclaim_is_409(backend):
@@ -320,9 +292,7 @@ def test_complete_of_a_stale_job_is_204_and_dropped(backend, runner):
 
 
 def _body(first_task_second_case) -> bytes:
-    return json.dumps({
-        'tasks': [[case(), first_task_second_case], [case()]]
-    }).encode()
+    return json.dumps({'tasks': [[case(), first_task_second_case], [case()]]}).encode()
 
 
 BAD_BODIES = [
@@ -331,8 +301,7 @@ BAD_BODIES = [
     pytest.param(b'[]', id='not-an-object'),
     pytest.param(json.dumps({
         'tasks': [[case()]]
-    }).encode(),
-                 id='too-few-tasks'),
+    }).encode(), id='too-few-tasks'),
     pytest.param(json.dumps({
         'tasks': [[case(), case()], [case(), case()]]
     }).encode(),
@@ -345,15 +314,13 @@ BAD_BODIES = [
     pytest.param(_body(case(stdout=None)), id='null-stdout'),
     pytest.param(_body({'status': 'AC'}), id='missing-fields'),
     pytest.param(_body('AC'), id='case-not-an-object'),
-    pytest.param(_body(case()).replace(b'"stdout": ""', b'"stdout": "\\ud800"',
-                                       1),
+    pytest.param(_body(case()).replace(b'"stdout": ""', b'"stdout": "\\ud800"', 1),
                  id='lone-surrogate-stdout'),
 ]
 
 
 @pytest.mark.parametrize('body', BAD_BODIES)
-def test_complete_with_a_malformed_body_is_400_and_the_job_stays_held(
-        backend, runner, body):
+def test_complete_with_a_malformed_body_is_400_and_the_job_stays_held(backend, runner, body):
     sid = backend.submit(1, 'c', 'x')
     job = runner.claim()
     assert runner.complete(job['job_id'], body).status_code == 400
@@ -377,11 +344,9 @@ def test_complete_precedence_over_http(backend):
 # --------------------------------------------------------------------- abort
 
 
-@pytest.mark.parametrize('reason, outcome', [('drain', 'requeued'),
-                                             ('prep_failed', 'requeued'),
+@pytest.mark.parametrize('reason, outcome', [('drain', 'requeued'), ('prep_failed', 'requeued'),
                                              ('rejected', 'requeued')])
-def test_abort_is_202_and_the_job_can_be_claimed_again_at_once(
-        backend, runner, reason, outcome):
+def test_abort_is_202_and_the_job_can_be_claimed_again_at_once(backend, runner, reason, outcome):
     backend.submit(1, 'c', 'x')
     job = runner.claim()
     answer = runner.abort(job['job_id'], reason)
@@ -401,8 +366,7 @@ def test_abort_of_an_unknown_job_is_404(backend, runner):
     assert runner.abort('jb_unknown', 'drain').status_code == 404
 
 
-def test_the_abort_that_exhausts_attempts_answers_202_and_converges(
-        backend, runner):
+def test_the_abort_that_exhausts_attempts_answers_202_and_converges(backend, runner):
     sid = backend.submit(1, 'c', 'x')
     for _ in range(3):
         job = runner.claim()
@@ -416,49 +380,28 @@ def test_the_abort_that_exhausts_attempts_answers_202_and_converges(
 
 def test_checksum_and_testdata_need_the_sandbox_token(backend):
     url = f'{backend.url}/problem/1'
-    checksum = requests.get(url + '/checksum',
-                            params={'token': SANDBOX},
-                            timeout=TIMEOUT)
+    checksum = requests.get(url + '/checksum', params={'token': SANDBOX}, timeout=TIMEOUT)
     assert checksum.status_code == 200
     assert checksum.json() == {'data': backend.store.problem(1).checksum}
-    testdata = requests.get(url + '/testdata',
-                            params={'token': SANDBOX},
-                            timeout=TIMEOUT)
+    testdata = requests.get(url + '/testdata', params={'token': SANDBOX}, timeout=TIMEOUT)
     assert testdata.status_code == 200
     with zipfile.ZipFile(io.BytesIO(testdata.content)) as archive:
         assert sorted(archive.namelist()) == [
             '0000.in', '0000.out', '0001.in', '0001.out', '0100.in', '0100.out'
         ]
         assert archive.read('0100.out') == b'10\n'
-    for params in ({}, {
-            'token': 'wrong'
-    }, {
-            'token': SANDBOX + 'x'
-    }, {
-            'token': '\u00e9'
-    }):
-        assert requests.get(url + '/checksum', params=params,
-                            timeout=TIMEOUT).status_code == 401
-        assert requests.get(url + '/testdata', params=params,
-                            timeout=TIMEOUT).status_code == 401
+    for params in ({}, {'token': 'wrong'}, {'token': SANDBOX + 'x'}, {'token': '\u00e9'}):
+        assert requests.get(url + '/checksum', params=params, timeout=TIMEOUT).status_code == 401
+        assert requests.get(url + '/testdata', params=params, timeout=TIMEOUT).status_code == 401
     missing = f'{backend.url}/problem/99/testdata'
-    assert requests.get(missing, params={
-        'token': SANDBOX
-    }, timeout=TIMEOUT).status_code == 404
+    assert requests.get(missing, params={'token': SANDBOX}, timeout=TIMEOUT).status_code == 404
 
 
 def test_changing_testdata_changes_the_served_checksum(backend):
     url = f'{backend.url}/problem/1/checksum'
-    before = requests.get(url, params={
-        'token': SANDBOX
-    }, timeout=TIMEOUT).json()['data']
-    returned = backend.set_testdata(1, {
-        '0000.out': '4\n',
-        'chaos/extra.h': '#define X 1\n'
-    })
-    after = requests.get(url, params={
-        'token': SANDBOX
-    }, timeout=TIMEOUT).json()['data']
+    before = requests.get(url, params={'token': SANDBOX}, timeout=TIMEOUT).json()['data']
+    returned = backend.set_testdata(1, {'0000.out': '4\n', 'chaos/extra.h': '#define X 1\n'})
+    after = requests.get(url, params={'token': SANDBOX}, timeout=TIMEOUT).json()['data']
     assert after == returned != before
 
 
@@ -466,16 +409,12 @@ def test_changing_testdata_changes_the_served_checksum(backend):
 
 
 def test_unknown_paths_are_404_and_wrong_methods_405(backend):
-    assert requests.get(backend.url + '/nope',
-                        timeout=TIMEOUT).status_code == 404
-    assert requests.get(backend.url + '/runners/register',
-                        timeout=TIMEOUT).status_code == 405
+    assert requests.get(backend.url + '/nope', timeout=TIMEOUT).status_code == 404
+    assert requests.get(backend.url + '/runners/register', timeout=TIMEOUT).status_code == 405
 
 
 def test_an_oversized_body_is_refused_without_reading_it(backend):
-    connection = http.client.HTTPConnection('127.0.0.1',
-                                            backend.port,
-                                            timeout=TIMEOUT)
+    connection = http.client.HTTPConnection('127.0.0.1', backend.port, timeout=TIMEOUT)
     connection.putrequest('POST', '/runners/register')
     connection.putheader('Content-Length', str(10**10))
     connection.endheaders()
@@ -504,11 +443,8 @@ def test_many_submissions_each_land_exactly_once(backend):
         thread.join(TIMEOUT)
     assert all(r.verdict == 'AC' for r in results)
     for sid in sids:
-        assert backend.events.count('complete',
-                                    outcome='landed',
-                                    submission_id=sid) == 1
-        assert backend.events.count('claim', outcome='ok',
-                                    submission_id=sid) == 1
+        assert backend.events.count('complete', outcome='landed', submission_id=sid) == 1
+        assert backend.events.count('claim', outcome='ok', submission_id=sid) == 1
 
 
 def test_no_secret_reaches_the_logs_or_reprs(backend, caplog):
@@ -519,23 +455,13 @@ def test_no_secret_reaches_the_logs_or_reprs(backend, caplog):
     requests.get(job['code_url'], timeout=TIMEOUT)
     requests.get(job['code_url'] + 'x', timeout=TIMEOUT)
     for token in (SANDBOX, 'wrong'):
-        requests.get(f'{backend.url}/problem/1/testdata',
-                     params={'token': token},
-                     timeout=TIMEOUT)
-    raw_post(backend, '/runners/register',
-             json.dumps({
-                 'registration_token': REG + 'x'
-             }).encode())
+        requests.get(f'{backend.url}/problem/1/testdata', params={'token': token}, timeout=TIMEOUT)
+    raw_post(backend, '/runners/register', json.dumps({'registration_token': REG + 'x'}).encode())
     runner.complete(job['job_id'], body_for([1]))
     runner.complete_ac(job)
     signature = job['code_url'].split('sig=')[1]
     secrets = (REG, SANDBOX, runner.token, signature)
-    texts = [
-        caplog.text,
-        repr(backend),
-        repr(backend.store),
-        repr(backend.settings)
-    ]
+    texts = [caplog.text, repr(backend), repr(backend.store), repr(backend.settings)]
     texts += [repr(e) for e in backend.events.list()]
     assert caplog.text
     for text in texts:

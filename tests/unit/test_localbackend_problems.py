@@ -11,12 +11,10 @@ from localbackend import Problem, build_zip, load_problem, load_problems
 from localbackend.languages import parse_language
 from localbackend.problems import ProblemError, TaskSpec
 from localbackend.reports import ReportError, parse_report, shape_error
-from localbackend.submission_files import (SubmissionFileError,
-                                           load_submission, load_submissions)
+from localbackend.submission_files import (SubmissionFileError, load_submission, load_submissions)
 from localbackend.zips import read_zip
 
-SAMPLES = pathlib.Path(
-    __file__).resolve().parents[2] / 'localbackend' / 'samples'
+SAMPLES = pathlib.Path(__file__).resolve().parents[2] / 'localbackend' / 'samples'
 
 
 def write_problem(folder: pathlib.Path, document, files) -> pathlib.Path:
@@ -30,8 +28,7 @@ def write_problem(folder: pathlib.Path, document, files) -> pathlib.Path:
 
 
 ONE_TASK = {
-    'id':
-    3,
+    'id': 3,
     'tasks': [{
         'taskScore': 100,
         'memoryLimit': 1024,
@@ -50,8 +47,7 @@ def test_a_problem_folder_with_chaos_files(tmp_path):
             'chaos/sub/data.txt': b'd'
         })
     problem = load_problem(folder)
-    assert problem.problem_id == 3 and problem.tasks == (TaskSpec(
-        100, 1024, 100, 1), )
+    assert problem.problem_id == 3 and problem.tasks == (TaskSpec(100, 1024, 100, 1), )
     assert read_zip(problem.testdata_zip) == {
         '0000.in': b'1\n',
         '0000.out': b'2\n',
@@ -68,16 +64,14 @@ def test_a_problem_folder_with_chaos_files(tmp_path):
         'testdata/0000.in': b'',
         'testdata/0000.out': b''
     }, 'sum to 100'),
-    (dict(ONE_TASK, tasks=[dict(ONE_TASK['tasks'][0], caseCount='1')
-                           ]), {}, 'caseCount'),
+    (dict(ONE_TASK, tasks=[dict(ONE_TASK['tasks'][0], caseCount='1')]), {}, 'caseCount'),
     (dict(ONE_TASK, id='3'), {}, 'id must be an integer'),
     (dict(ONE_TASK, tasks=[]), {
         'testdata/x': b''
     }, 'at least one task'),
     ([], {}, 'JSON object'),
 ])
-def test_bad_problem_folders_are_refused_with_a_reason(tmp_path, document,
-                                                       files, message):
+def test_bad_problem_folders_are_refused_with_a_reason(tmp_path, document, files, message):
     folder = write_problem(tmp_path / 'p', document, files)
     with pytest.raises(ProblemError, match=message):
         load_problem(folder)
@@ -98,9 +92,7 @@ def test_checksum_is_deterministic_and_follows_content():
     changed = problem.with_files({'0000.out': '2'})
     assert changed.checksum != problem.checksum
     assert problem.with_files({'0000.out': '1'}).checksum == problem.checksum
-    assert changed.with_files({
-        '0000.out': None
-    }).issues() == ['missing testdata 0000.out']
+    assert changed.with_files({'0000.out': None}).issues() == ['missing testdata 0000.out']
 
 
 def test_from_cases_splits_scores_to_sum_100():
@@ -137,9 +129,8 @@ def test_report_parsing_and_shape():
         parse_report({'tasks': [[{'status': 'ac'}]]})
 
 
-@pytest.mark.parametrize('value, expected', [(0, 0), ('c', 0), ('C++', 1),
-                                             ('cpp', 1), ('python3', 2),
-                                             ('2', 2)])
+@pytest.mark.parametrize('value, expected', [(0, 0), ('c', 0), ('C++', 1), ('cpp', 1),
+                                             ('python3', 2), ('2', 2)])
 def test_languages(value, expected):
     assert parse_language(value) == expected
 
@@ -158,12 +149,10 @@ def test_submission_folder_errors(tmp_path):
         load_submission(folder)
     (folder / 'main.c').write_text('int main(){}')
     assert load_submission(folder).expected is None
-    (folder / 'manifest.json'
-     ).write_text('{"problem": 1, "language": "c", "expected": "OK"}')
+    (folder / 'manifest.json').write_text('{"problem": 1, "language": "c", "expected": "OK"}')
     with pytest.raises(SubmissionFileError, match='expected'):
         load_submission(folder)
-    (folder / 'manifest.json'
-     ).write_text('{"problem": 1, "language": "c", "source": "../x"}')
+    (folder / 'manifest.json').write_text('{"problem": 1, "language": "c", "source": "../x"}')
     with pytest.raises(SubmissionFileError, match='source'):
         load_submission(folder)
 
@@ -182,8 +171,7 @@ def test_sample_problems_load():
 def test_sample_submissions_cover_every_verdict_in_all_languages():
     samples = load_submissions(SAMPLES / 'submissions')
     assert 10 <= len(samples) <= 14
-    assert {s.expected
-            for s in samples} == {'AC', 'WA', 'CE', 'RE', 'TLE', 'MLE', 'OLE'}
+    assert {s.expected for s in samples} == {'AC', 'WA', 'CE', 'RE', 'TLE', 'MLE', 'OLE'}
     assert {s.language for s in samples} == {0, 1, 2}
     problem_ids = {p.problem_id for p in load_problems(SAMPLES / 'problems')}
     assert {s.problem_id for s in samples} <= problem_ids
@@ -191,11 +179,7 @@ def test_sample_submissions_cover_every_verdict_in_all_languages():
 
 
 def _run(argv, stdin: bytes, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(argv,
-                          input=stdin,
-                          cwd=cwd,
-                          capture_output=True,
-                          timeout=60)
+    return subprocess.run(argv, input=stdin, cwd=cwd, capture_output=True, timeout=60)
 
 
 def _verdict_of_quick_sample(sample, problem, workdir: pathlib.Path) -> str:
@@ -206,14 +190,11 @@ def _verdict_of_quick_sample(sample, problem, workdir: pathlib.Path) -> str:
     source = workdir / ('main.c', 'main.cpp', 'main.py')[sample.language]
     source.write_bytes(sample.source)
     if sample.language == 2:
-        compiled = _run([sys.executable, '-m', 'py_compile', source.name], b'',
-                        workdir)
+        compiled = _run([sys.executable, '-m', 'py_compile', source.name], b'', workdir)
         run = [sys.executable, source.name]
     else:
-        compiler = ['gcc', '-std=c11'
-                    ] if sample.language == 0 else ['g++', '-std=c++17']
-        compiled = _run(compiler + ['-O2', '-o', 'main', source.name], b'',
-                        workdir)
+        compiler = ['gcc', '-std=c11'] if sample.language == 0 else ['g++', '-std=c++17']
+        compiled = _run(compiler + ['-O2', '-o', 'main', source.name], b'', workdir)
         run = ['./main']
     if compiled.returncode != 0:
         return 'CE'
@@ -225,21 +206,18 @@ def _verdict_of_quick_sample(sample, problem, workdir: pathlib.Path) -> str:
             if done.returncode != 0:
                 statuses.append('RE')
             else:
-                statuses.append('AC' if done.stdout.split() ==
-                                expected.split() else 'WA')
+                statuses.append('AC' if done.stdout.split() == expected.split() else 'WA')
     return next((s for s in statuses if s != 'AC'), 'AC')
 
 
 QUICK = ('AC', 'WA', 'CE', 'RE')
 
 
-@pytest.mark.parametrize('sample', [
-    s for s in load_submissions(SAMPLES / 'submissions') if s.expected in QUICK
-],
-                         ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    'sample', [s for s in load_submissions(SAMPLES / 'submissions') if s.expected in QUICK],
+    ids=lambda s: s.name)
 def test_quick_samples_give_their_expected_verdict_natively(sample, tmp_path):
-    if sample.language != 2 and shutil.which('gcc' if sample.language ==
-                                             0 else 'g++') is None:
+    if sample.language != 2 and shutil.which('gcc' if sample.language == 0 else 'g++') is None:
         pytest.skip('no C/C++ compiler here')
     problems = {p.problem_id: p for p in load_problems(SAMPLES / 'problems')}
     assert _verdict_of_quick_sample(sample, problems[sample.problem_id],
