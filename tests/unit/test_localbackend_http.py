@@ -223,6 +223,8 @@ def test_long_poll_is_released_when_the_backend_stops():
     backend.stop()
     thread.join(TIMEOUT)
     assert not thread.is_alive() and answers[0] in (204, 'dropped')
+    # The held call itself ended too, not only the client's connection.
+    backend.events.wait_for('claim', outcome='no_job', timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize('raw, expected', [(None, 0), ('0', 0), ('25', 25), ('2.5', 2.5),
