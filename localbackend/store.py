@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from localbackend import auth, languages, zips
 from localbackend.clock import Clock, MonotonicClock
 from localbackend.events import EventLog
-from localbackend.problems import Problem, ProblemError
+from localbackend.problems import Problem
 from localbackend.reports import CaseReport, Report, ReportError, shape_error
 from localbackend.settings import Settings
 
