@@ -97,13 +97,23 @@ def test_stopped_before_start_never_calls():
     assert client.calls == []
 
 
-def test_real_wait_wakes_on_stop():
-    """With the default wait, a stop set from another thread ends a 30 s backoff."""
-    client = FakeClient([TransportError('down')] * 10)
+def test_real_wait_wakes_on_stop(monkeypatch):
+    """With the default wait, a stop set from another thread ends an hour-long backoff."""
+    monkeypatch.setattr('runner.registration.BACKOFF_SEC', (3600, ))
+    attempted = threading.Event()
+
+    class Client:
+
+        def register(self, token, name):
+            attempted.set()
+            raise TransportError('down')
+
     stop = threading.Event()
     result = []
-    worker = threading.Thread(target=lambda: result.append(register(client, 'reg', 'x', stop)))
+    worker = threading.Thread(target=lambda: result.append(register(Client(), 'reg', 'x', stop)),
+                              daemon=True)
     worker.start()
+    assert attempted.wait(60)
     stop.set()
     worker.join(timeout=60)  # a guard against hanging, not a timing assertion
     assert not worker.is_alive()

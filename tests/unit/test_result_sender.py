@@ -200,20 +200,22 @@ def test_abort_is_sent_even_when_the_folder_cannot_be_removed():
     assert len(rig.tracker) == 0
 
 
-def test_reclaim_after_abort_keeps_the_new_claim():
-    """The ABA case: once abort(drain) is answered the same job is claimed
-    again at once; nothing the old claim does afterwards touches the new one."""
+def test_abort_leaves_nothing_of_the_old_claim_when_the_backend_gets_it():
+    """The ABA case: the moment the backend has the abort, it may hand the job
+    to this runner again. By then the old claim's count and folder are gone,
+    so nothing the old claim does afterwards can touch the new one."""
     rig = claimed(Rig())
+    seen_by_backend = []
 
     def abort(job_id, reason):
-        rig.log.append(('abort', job_id, reason.value))
-        rig.tracker.add(job_id)  # the backend requeued it; the poller re-claims
+        seen_by_backend.append((len(rig.tracker), ('remove', JOB_DIR) in rig.log))
+        rig.tracker.add(job_id)  # requeued, and re-claimed at once by the poller
         return ANSWERS['2xx']
 
     rig.abort = abort
     rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR))
-    assert len(rig.tracker) == 1
-    assert rig.log[-1] == ('abort', 'jb_1', 'drain')
+    assert seen_by_backend == [(0, True)]
+    assert len(rig.tracker) == 1  # the new claim, untouched
 
 
 # -- the thread -----------------------------------------------------------------

@@ -9,6 +9,8 @@ import zipfile
 
 import pytest
 
+import runner.testdata
+
 from dispatcher.job import TaskMeta
 from runner.locks import FileLocks, RedisLocks
 # Aliased: pytest would try to collect names starting with "Test".
@@ -248,6 +250,38 @@ def test_a_bad_testdata_zip_leaves_no_usable_cache(tmp_path):
     assert backend.downloads == 3  # v1 was not trusted any more
 
 
+def test_a_crash_mid_extraction_leaves_no_usable_half_cache(tmp_path, monkeypatch):
+    """A process killed while unpacking, with some files written: the next
+    process, asking for the same checksum, must not take what it left."""
+    backend = FakeBackend(tmp_path, checksum='v2')
+    real_extract = runner.testdata.extract_testdata
+
+    def extract_then_crash(path, dest, limit):
+        real_extract(path, dest, limit)
+        for name in ('0100.in', '0100.out'):
+            (dest / name).unlink()  # as if the crash came before these
+        os._exit(17)
+
+    doomed = Job(tmp_path, 'doomed')
+
+    def crashing_install():
+        monkeypatch.setattr(runner.testdata, 'extract_testdata', extract_then_crash)
+        cache(tmp_path, backend,
+              FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, doomed.testdata, doomed.src,
+                                                     threading.Event())
+
+    child = FORK.Process(target=crashing_install)
+    child.start()
+    child.join(GUARD_SEC)
+    assert child.exitcode == 17
+
+    after = Job(tmp_path, 'after')
+    cache(tmp_path, backend, FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, after.testdata,
+                                                                    after.src, threading.Event())
+    assert backend.downloads == 2
+    assert after.read('0100.out') == 'v2 out 0100'
+
+
 def test_a_crash_mid_download_leaves_no_usable_half_cache(tmp_path):
     """A process killed during a refresh (v1 cached, v2 half downloaded):
     the next process downloads v2 again and never serves v1 or half of v2."""
@@ -346,6 +380,8 @@ def test_lock_wait_is_bounded(tmp_path, make_locks):
 
     def clock():
         now[0] += 0.4
+        # An unbounded wait would loop forever: fail it instead of hanging.
+        assert now[0] < 100, 'the lock wait did not end at its bound'
         return now[0]
 
     try:
