@@ -1,3 +1,4 @@
+import http.server
 import json
 import logging
 import threading
@@ -567,3 +568,37 @@ def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path, caplo
     everything = '\n'.join(texts)
     for secret in SECRETS:
         assert secret not in everything
+
+
+def test_no_secret_in_debug_logs_over_real_http(caplog):
+    """A real socket, so that urllib3's own DEBUG lines (full URLs) are in play."""
+
+    class Failing(http.server.BaseHTTPRequestHandler):
+
+        def do_GET(self):
+            self.send_response(500)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Failing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        caplog.set_level(logging.DEBUG)
+        base = f'http://127.0.0.1:{server.server_address[1]}'
+        real = BackendClient(base, sandbox_token=SANDBOX_TOKEN)
+        with pytest.raises(UnexpectedStatus):
+            real.download_code(f'{base}/code.zip?sig={SIGNATURE}',
+                               max_bytes=10,
+                               deadline_sec=10,
+                               stop=threading.Event())
+        with pytest.raises(UnexpectedStatus):
+            real.testdata_checksum(7)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert SIGNATURE not in caplog.text
+    assert SANDBOX_TOKEN not in caplog.text
