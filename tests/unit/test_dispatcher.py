@@ -6,6 +6,7 @@ only turns a hang into a failure.
 import dataclasses
 import logging
 import pathlib
+import queue
 import threading
 
 import pytest
@@ -161,45 +162,64 @@ def test_invalid_job_on_an_empty_dispatcher_leaves_it_empty(make_dispatcher):
     assert dispatcher.wait_in_flight(0)
 
 
+def test_a_job_and_its_tasks_are_queued_under_the_lock_that_publishes_it(monkeypatch):
+    # An entry queued before its context is published could be taken and
+    # dropped as stale, leaving the job in flight forever. Every put must
+    # happen while the lock is held: a concurrent non-blocking wait_in_flight(0)
+    # cannot get the lock then (with nothing started, it is True only when it
+    # gets the lock).
+    seen = []
+
+    class WatchedQueue(queue.SimpleQueue):
+
+        def put(self, item, block=True, timeout=None):
+            look = threading.Thread(target=lambda: seen.append(dispatcher.wait_in_flight(0)))
+            look.start()
+            look.join(GUARD_SEC)
+            super().put(item, block, timeout)
+
+    monkeypatch.setattr(queue, 'SimpleQueue', WatchedQueue)
+    dispatcher = Dispatcher(FakeSandbox(), Completions(), 1)
+    dispatcher.handle(make_job('a', cases=(2, 1)))
+    dispatcher.handle(make_job('b', job_id='jb_a'))
+
+    assert seen == [False] * 6
+    assert dispatcher.wait_in_flight(0) is True
+
+
 # Generations: every entry carries its context; stale ones are dropped.
 
+# (old shape, new shape): a stale entry standing in for the fresh generation
+# would run a case twice, compile twice, or index a task the new one lacks.
+SHAPES = [((2, ), (2, )), ((1, ), (2, )), ((2, ), (1, )), ((1, 1, 1), (3, )), ((1, 1, 3), (1, ))]
 
-def test_stale_entries_queued_before_a_fresh_generation_are_dropped(make_dispatcher):
+
+@pytest.mark.parametrize('old_shape, new_shape', SHAPES)
+def test_stale_entries_queued_before_a_fresh_generation_are_dropped(make_dispatcher, old_shape,
+                                                                    new_shape):
     fake = FakeSandbox()
     dispatcher, completions = make_dispatcher(fake, start=False)
-    old = make_job('old', cases=(2, ), job_id='jb_x')
-    new = make_job('new', cases=(2, ), job_id='jb_x')
+    old = make_job('old', cases=old_shape, job_id='jb_x')
+    new = make_job('new', cases=new_shape, job_id='jb_x')
     assert dispatcher.handle(old) is False
     assert dispatcher.handle(new) is True
-
-    dispatcher.start()
-    done, tasks = completions.next()
-    # One worker, FIFO: the stale entries were taken before the fresh ones.
-    stop_and_join(dispatcher)
-
-    assert done is new
-    assert statuses(tasks) == [['AC', 'AC']]
-    assert completions.results.empty()
-    assert fake.labels_called() == {'new'}
-    assert len(fake.calls_of('new', 'compile')) == 1
-    assert sorted(c[2] for c in fake.calls_of('new', 'run')) == [(0, 0), (0, 1)]
-
-
-def test_generations_with_different_task_shapes_keep_the_workers_alive(make_dispatcher):
-    fake = FakeSandbox()
-    dispatcher, completions = make_dispatcher(fake, start=False)
-    dispatcher.handle(make_job('old', cases=(1, 1, 3), job_id='jb_x'))
-    dispatcher.handle(make_job('new', cases=(1, ), job_id='jb_x'))
+    # Queued last: the workers are still alive and well after the stale ones.
     after = make_job('after')
     dispatcher.handle(after)
 
     dispatcher.start()
-    first, tasks = completions.next()
-    second, _ = completions.next()
+    done, tasks = completions.next()
+    assert completions.next()[0] is after
+    # One worker, FIFO: every entry was taken before `after` completed.
+    stop_and_join(dispatcher)
 
-    assert (first.job_dir.name, statuses(tasks)) == ('new', [['AC']])
-    assert second is after
+    assert done is new
+    assert statuses(tasks) == [['AC'] * count for count in new_shape]
+    assert completions.results.empty()
     assert fake.labels_called() == {'new', 'after'}
+    assert len(fake.calls_of('new', 'compile')) == 1
+    expected_runs = [(task, case) for task, count in enumerate(new_shape) for case in range(count)]
+    assert sorted(c[2] for c in fake.calls_of('new', 'run')) == expected_runs
 
 
 def test_a_superseded_generations_compile_result_is_never_read(make_dispatcher):
