@@ -21,14 +21,14 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from sandbox.protocol import ProtocolError, RunRequest, RunResponse, read_response
+from sandbox.protocol import (ProtocolError, RunRequest, RunResponse, SupervisorFailure,
+                              read_response)
 
 log = logging.getLogger(__name__)
 
 SUPERVISOR = '/usr/local/bin/judge-supervisor'
 BOX = '/box'
-SANDBOX_UID_NUM = 61000
-SANDBOX_UID = f'{SANDBOX_UID_NUM}:{SANDBOX_UID_NUM}'
+SANDBOX_UID = '61000:61000'
 LABEL = 'oj-runner.sandbox'
 # Extra time granted over a run's own wall bound for the supervisor to clean
 # up and stream the outputs back before the host gives up on it.
@@ -45,7 +45,6 @@ class ContainerLimits:
     pids: int
     work_tmpfs_bytes: int
     tmp_tmpfs_bytes: int
-    out_tmpfs_bytes: int
     cpus: float
     connect_timeout_sec: float = 20.0
 
@@ -110,12 +109,8 @@ class SandboxContainer:
                 nano_cpus=int(lim.cpus * 1e9),
                 ipc_mode='none',
                 tmpfs={
-                    '/work':
-                    f'size={lim.work_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
-                    '/tmp':
-                    f'size={lim.tmp_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
-                    '/out':
-                    f'size={lim.out_tmpfs_bytes},mode=700,uid={SANDBOX_UID_NUM},gid={SANDBOX_UID_NUM},noexec,nosuid,nodev',
+                    '/work': f'size={lim.work_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
+                    '/tmp': f'size={lim.tmp_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
                 },
                 volumes={str(self.box): {
                              'bind': BOX,
@@ -157,7 +152,12 @@ class SandboxContainer:
             try:
                 self._conn.settimeout(request.wall_ms / 1000 + TRANSFER_GRACE_SEC)
                 self._conn.sendall(request.encode())
-                return read_response(self._conn, request)
+                response = read_response(self._conn, request)
+            except SupervisorFailure:
+                # The supervisor answered but could not run the request: what
+                # it left behind is unknown, so this container serves no more.
+                self._close_conn()
+                raise
             except (OSError, ValueError, ProtocolError) as exc:
                 # A timeout or a broken stream leaves the conversation in an
                 # unknown state: never reuse this container.
@@ -165,6 +165,9 @@ class SandboxContainer:
                 raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
             finally:
                 stdin_box.unlink(missing_ok=True)
+            if response.dirty:
+                self._close_conn()
+            return response
 
     def destroy(self) -> None:
         """Kill and remove the container, and delete the box. Idempotent."""
@@ -202,9 +205,12 @@ def _link_or_copy(src: pathlib.Path, dst: pathlib.Path) -> None:
         return
     if not os.path.isfile(src) or os.path.islink(src):
         return
-    try:
-        os.link(src, dst, follow_symlinks=False)
-    except OSError:
-        shutil.copyfile(src, dst, follow_symlinks=False)
-    if st.st_mode & 0o444 != 0o444:
-        os.chmod(dst, st.st_mode | 0o444)
+    if st.st_mode & 0o444 == 0o444:
+        try:
+            os.link(src, dst, follow_symlinks=False)
+            return
+        except OSError:
+            pass
+    # The sandbox's uid must be able to read it; a link would share the mode.
+    shutil.copyfile(src, dst, follow_symlinks=False)
+    os.chmod(dst, st.st_mode | 0o444)

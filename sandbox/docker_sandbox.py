@@ -8,7 +8,7 @@ import pathlib
 import shutil
 import signal
 import threading
-from typing import Dict, Iterator, Optional
+from typing import Callable, Dict, Iterator, Optional, TypeVar
 
 import docker
 import docker.errors
@@ -25,13 +25,14 @@ from sandbox.static_memory import writable_bytes
 from sandbox.verdict import Limits, case_result, report_text
 
 log = logging.getLogger(__name__)
+T = TypeVar('T')
 
 MiB = 1024 * 1024
 COMPILE_SECONDS = 20
 COMPILE_MEMORY_KB = 1024 * 1024
 MAX_ARTIFACT_BYTES = 64 * MiB
-# Enough stderr to find a runtime's out-of-memory message after a traceback.
-STDERR_SCAN_BYTES = 64 * 1024
+# The end of stderr, where a runtime reports that an allocation failed.
+STDERR_TAIL_BYTES = 4096
 ROOT_LABEL = 'oj-runner.root'
 
 _ENV = (
@@ -46,6 +47,7 @@ _ENV = (
 class SandboxSettings:
     root: pathlib.Path  # host folder for boxes and compiled artifacts
     max_containers: int = 8
+    max_parallel_runs: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
     spares_per_image: int = 1
     output_limit: int = 32 * MiB
     report_limit: int = 8192
@@ -74,18 +76,15 @@ class DockerSandbox(Sandbox):
         self._client = client or docker.DockerClient(base_url=settings.docker_url
                                                      or 'unix:///var/run/docker.sock',
                                                      timeout=settings.engine_timeout_sec)
-        limits = ContainerLimits(
-            memory_bytes=settings.container_memory_bytes,
-            pids=settings.container_pids,
-            work_tmpfs_bytes=settings.work_bytes,
-            tmp_tmpfs_bytes=settings.tmp_bytes,
-            # Room for both output files at their limit: a program that fills
-            # its working folder still gets its output judged.
-            out_tmpfs_bytes=2 * (settings.output_limit + MiB),
-            cpus=settings.container_cpus)
+        limits = ContainerLimits(memory_bytes=settings.container_memory_bytes,
+                                 pids=settings.container_pids,
+                                 work_tmpfs_bytes=settings.work_bytes,
+                                 tmp_tmpfs_bytes=settings.tmp_bytes,
+                                 cpus=settings.container_cpus)
         labels = {ROOT_LABEL: str(self._root)}
         boxes = self._root / 'boxes'
         self._artifacts = self._root / 'artifacts'
+        self._cpu_slots = threading.BoundedSemaphore(settings.max_parallel_runs)
         self._lock = threading.Lock()
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._pool = SandboxPool(
@@ -108,7 +107,7 @@ class DockerSandbox(Sandbox):
     def remove_leftovers(self) -> int:
         """Remove containers a previous process on this root left behind (a crash)."""
         found = self._client.containers.list(
-            all=True, filters={'label': [LABEL, f'{ROOT_LABEL}={self._root}']})
+            all=True, ignore_removed=True, filters={'label': [LABEL, f'{ROOT_LABEL}={self._root}']})
         for container in found:
             try:
                 container.remove(force=True)
@@ -137,9 +136,9 @@ class DockerSandbox(Sandbox):
                              artifact_max=MAX_ARTIFACT_BYTES if toolchain.artifact else 0,
                              env=_ENV)
         try:
-            with self._container(job, toolchain, staging) as container:
-                run = container.run(request, stdin=None)
-                return self._compiled(run, toolchain, staging, container)
+            return self._in_sandbox(
+                job, toolchain, staging, request, None,
+                lambda run, container: self._compiled(run, toolchain, staging, container))
         except (SandboxBroken, SupervisorFailure) as exc:
             return CompileResult(Status.JE, f'sandbox failure: {exc}')
 
@@ -192,15 +191,17 @@ class DockerSandbox(Sandbox):
                              stack_kb=limits.memory_kb,
                              fsize=limits.output_bytes + 1,
                              out_send=limits.output_bytes,
-                             err_send=max(self._settings.report_limit, STDERR_SCAN_BYTES),
+                             err_send=self._settings.report_limit,
+                             tail_send=STDERR_TAIL_BYTES,
+                             nofork=True,
                              nofile=256,
                              env=_ENV)
         try:
-            with self._container(job, toolchain, staging) as container:
-                run = container.run(request, stdin=case.input_path)
+            return self._in_sandbox(
+                job, toolchain, staging, request, case.input_path, lambda run, _: case_result(
+                    run, limits, toolchain, expected, self._settings.report_limit))
         except (SandboxBroken, SupervisorFailure) as exc:
             return CaseResult.judge_error(f'sandbox failure: {exc}')
-        return case_result(run, limits, toolchain, expected, self._settings.report_limit)
 
     def release(self, job_key: str) -> None:
         self._pool.release(job_key)
@@ -211,6 +212,30 @@ class DockerSandbox(Sandbox):
 
     def _staging(self, job_key: str) -> pathlib.Path:
         return self._artifacts / hashlib.sha256(job_key.encode()).hexdigest()[:32]
+
+    def _in_sandbox(self, job: SandboxJob, toolchain: Toolchain, staging: pathlib.Path,
+                    request: RunRequest, stdin: Optional[pathlib.Path],
+                    finish: Callable[[RunResponse, SandboxContainer], T]) -> T:
+        """Run `request` in one of the job's containers and `finish` with it there.
+
+        A sandbox failure is the judge's, never the student's: the container is
+        thrown away and the run tried once more in a fresh one before the
+        failure is reported.
+        """
+        for attempt in (1, 2):
+            try:
+                with self._container(job, toolchain, staging) as container:
+                    # Runs get a core each: on an oversubscribed host a
+                    # program's wall time would grow and a fair program could
+                    # hit the sleeper bound.
+                    with self._cpu_slots:
+                        run = container.run(request, stdin)
+                    return finish(run, container)
+            except (SandboxBroken, SupervisorFailure) as exc:
+                if attempt == 2:
+                    raise
+                log.warning('sandbox failure, retrying in a fresh sandbox: %s', exc)
+        raise AssertionError('unreachable')
 
     @contextlib.contextmanager
     def _container(self, job: SandboxJob, toolchain: Toolchain,

@@ -1,7 +1,8 @@
 """The languages a submission may be written in, and how each is built and run."""
 import dataclasses
 import enum
-from typing import Tuple
+import re
+from typing import Optional, Pattern, Tuple
 
 
 class Language(enum.IntEnum):
@@ -27,8 +28,8 @@ class Toolchain:
     run_argv: Tuple[str, ...]
     # The compile step's product, kept for the runs ('' when runs use the source).
     artifact: str
-    # What the runtime prints when an allocation failed at the memory cap.
-    out_of_memory_markers: Tuple[bytes, ...]
+    # The last line of stderr when the runtime died of a failed allocation.
+    out_of_memory_line: Optional[Pattern[bytes]]
 
 
 # Python has nothing to compile, but a syntax error must still be CE: the
@@ -42,19 +43,19 @@ TOOLCHAINS = {
               compile_argv=('gcc', '-std=c11', '-O2', '-pipe', '-o', 'main', 'main.c', '-lm'),
               run_argv=('./main', ),
               artifact='main',
-              out_of_memory_markers=()),
+              out_of_memory_line=None),
     Language.CPP:
     Toolchain(source_name='main.cpp',
               image_kind='cpp',
               compile_argv=('g++', '-std=c++17', '-O2', '-pipe', '-o', 'main', 'main.cpp'),
               run_argv=('./main', ),
               artifact='main',
-              out_of_memory_markers=(b'std::bad_alloc', )),
+              out_of_memory_line=re.compile(rb'what\(\): +std::bad_alloc$')),
     Language.PYTHON:
     Toolchain(source_name='main.py',
               image_kind='python',
               compile_argv=('python3', '-c', _PY_CHECK),
               run_argv=('python3', 'main.py'),
               artifact='',
-              out_of_memory_markers=(b'MemoryError', )),
+              out_of_memory_line=re.compile(rb'MemoryError(:|$)')),
 }

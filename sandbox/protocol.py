@@ -33,6 +33,8 @@ class RunRequest:
     fsize: int
     out_send: int
     err_send: int
+    tail_send: int = 0
+    nofork: bool = False
     stdin_path: str = ''
     nofile: int = 64
     artifact: str = ''
@@ -51,6 +53,8 @@ class RunRequest:
             'nofile': self.nofile,
             'out_send': self.out_send,
             'err_send': self.err_send,
+            'tail_send': self.tail_send,
+            'nofork': int(self.nofork),
             'artifact_max': self.artifact_max,
         }
         parts = [f'{k}={v}' for k, v in fields.items()]
@@ -78,8 +82,11 @@ class RunResponse:
     err_size: int
     stdout: bytes
     stderr: bytes
+    stderr_tail: bytes
     artifact_status: str
     artifact: Optional[bytes]
+    # The supervisor could not clean up after the run: never reuse the sandbox.
+    dirty: bool
 
 
 class SupervisorFailure(Exception):
@@ -87,7 +94,8 @@ class SupervisorFailure(Exception):
 
 
 _INT_FIELDS = ('exited', 'exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'cpu_us', 'wall_us',
-               'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len', 'art_len')
+               'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len', 'tail_len',
+               'art_len', 'dirty')
 _ARTIFACT_STATUSES = ('none', 'ok', 'missing', 'too_big')
 
 
@@ -130,13 +138,14 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
         raise ProtocolError('missing or non-integer header field') from None
     if fields.get('art_status') not in _ARTIFACT_STATUSES:
         raise ProtocolError('bad artifact status')
-    if not (0 <= n['out_len'] <= request.out_send and 0 <= n['err_len'] <= request.err_send
-            and 0 <= n['art_len'] <= request.artifact_max):
+    if not (0 <= n['out_len'] <= request.out_send and 0 <= n['err_len'] <= request.err_send and
+            0 <= n['tail_len'] <= request.tail_send and 0 <= n['art_len'] <= request.artifact_max):
         raise ProtocolError('payload longer than requested')
     if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size')):
         raise ProtocolError('negative measurement')
     stdout = _recv_exact(sock, n['out_len'])
     stderr = _recv_exact(sock, n['err_len'])
+    stderr_tail = _recv_exact(sock, n['tail_len'])
     artifact = _recv_exact(sock, n['art_len']) if fields['art_status'] == 'ok' else None
     return RunResponse(exited=bool(n['exited']),
                        exit_code=n['exit_code'],
@@ -151,5 +160,7 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
                        err_size=n['err_size'],
                        stdout=stdout,
                        stderr=stderr,
+                       stderr_tail=stderr_tail,
                        artifact_status=fields['art_status'],
-                       artifact=artifact)
+                       artifact=artifact,
+                       dirty=bool(n['dirty']))

@@ -35,7 +35,7 @@ def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: 
         return Status.TLE
     failed = run.signal != 0 or run.exit_code != 0
     if (run.maxrss_kb > limits.memory_kb or run.oom_kills > 0
-            or (failed and any(m in run.stderr for m in toolchain.out_of_memory_markers))):
+            or (failed and _died_of_failed_allocation(run, toolchain))):
         return Status.MLE
     if (run.out_size > limits.output_bytes or run.err_size > limits.output_bytes
             or run.signal == signals.SIGXFSZ):
@@ -43,6 +43,16 @@ def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: 
     if failed:
         return Status.RE
     return Status.AC if outputs_match(run.stdout, expected) else Status.WA
+
+
+def _died_of_failed_allocation(run: RunResponse, toolchain: Toolchain) -> bool:
+    """The runtime's own last words: an uncaught MemoryError or bad_alloc
+    (the memory cap refused an allocation). Only the last line counts, so a
+    message that merely mentions it does not."""
+    if toolchain.out_of_memory_line is None:
+        return False
+    lines = run.stderr_tail.rstrip().splitlines()
+    return bool(lines) and toolchain.out_of_memory_line.match(lines[-1].strip()) is not None
 
 
 def report_text(data: bytes, limit: int) -> str:

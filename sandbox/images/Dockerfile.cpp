@@ -9,6 +9,6 @@ RUN (command -v gcc && command -v g++ && test -f "$(gcc -print-file-name=libc.a)
 COPY supervisor.c /usr/src/judge-supervisor.c
 RUN gcc -O2 -Wall -static -o /usr/local/bin/judge-supervisor /usr/src/judge-supervisor.c \
     && rm /usr/src/judge-supervisor.c
-# /work, /out are tmpfs at run time; a mount point's mode is its tmpfs's mode.
-RUN mkdir -p /work /out && chmod 1777 /work && chown 61000:61000 /out && chmod 700 /out
+# /work is a tmpfs at run time; a mount point's mode is its tmpfs's mode.
+RUN mkdir -p /work && chmod 1777 /work
 USER 61000:61000

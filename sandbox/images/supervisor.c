@@ -16,27 +16,40 @@
  *   time (RUSAGE_CHILDREN) is the whole run's.
  * - It runs as the same uid as the submission, so it makes itself non-dumpable:
  *   the submission can neither ptrace it nor read its memory or descriptors.
+ * - A case's program may start threads but no processes (a seccomp filter):
+ *   its CPU time and peak memory are then wholly the waited process's, and
+ *   nothing it made can outlive it. System V IPC and POSIX message queues,
+ *   which outlive processes, are refused to every run.
+ * - Between runs, everything writable is wiped; if that fails the answer says
+ *   `dirty=1` and the host throws the container away.
  *
  * Wire format (little-endian), both directions: u32 length, then the message.
  * Request: NUL-terminated strings "key=value" ..., an empty string, then argv.
  * Response: a text header of "key=value\n" lines, then out_len bytes of
- * stdout, err_len bytes of stderr and art_len bytes of artifact follow the
- * framed header on the stream.
+ * stdout, err_len bytes of stderr, tail_len bytes of the end of stderr and
+ * art_len bytes of artifact follow the framed header on the stream.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -50,7 +63,7 @@
 #define JOB_DIR "/box/job"
 #define SCRATCH_DIR "/work"
 #define TMP_DIR "/tmp"
-#define OUT_DIR "/out"
+#define MQUEUE_DIR "/dev/mqueue"
 
 static int sock = -1;
 
@@ -58,7 +71,7 @@ struct request {
     const char *workdir;
     const char *stdin_path;
     long long cpu_ms, wall_ms, data_kb, stack_kb, fsize, nofile;
-    long long out_send, err_send, artifact_max;
+    long long out_send, err_send, tail_send, artifact_max, nofork;
     const char *artifact;
     char *argv[MAX_ARGS + 1];
     char *envp[MAX_ENV + 1];
@@ -115,36 +128,70 @@ static long long rusage_cpu_us(const struct rusage *ru) {
 
 /* Removes everything below the folder open at dirfd without following links.
  * The submission shares our uid, so it may have made folders unreadable:
- * give them back their permissions first. Depth is bounded; what is left over
- * stays in a tmpfs that dies with this job's container. */
-static void wipe_below(int dirfd, int depth) {
+ * give them back their permissions first. A folder deeper than
+ * WIPE_MAX_DEPTH is moved up to the top (top_fd) and wiped on a later pass,
+ * so depth costs passes, not stack or descriptors. */
+static int wipe_below(int dirfd, int top_fd, int depth) {
+    static unsigned long moved = 0;
+    int more = 0;
     DIR *dir = fdopendir(dirfd);
     if (!dir) {
         close(dirfd);
-        return;
+        return 0;
     }
     struct dirent *e;
     while ((e = readdir(dir)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         struct stat st;
         if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
-        if (S_ISDIR(st.st_mode)) {
-            if (depth < WIPE_MAX_DEPTH) {
-                fchmodat(dirfd, e->d_name, 0700, 0);
-                int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub >= 0) wipe_below(sub, depth + 1);
-            }
-            unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
-        } else {
+        if (!S_ISDIR(st.st_mode)) {
             unlinkat(dirfd, e->d_name, 0);
+            continue;
         }
+        fchmodat(dirfd, e->d_name, 0700, 0);
+        if (depth >= WIPE_MAX_DEPTH) {
+            char name[64];
+            snprintf(name, sizeof name, ".wipe-%lu", moved++);
+            if (renameat(dirfd, e->d_name, top_fd, name) == 0) more = 1;
+            continue;
+        }
+        int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) more |= wipe_below(sub, top_fd, depth + 1);
+        unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
     }
     closedir(dir);
+    return more;
 }
 
-static void wipe(const char *path) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) wipe_below(fd, 0);
+static int is_empty(int fd) {
+    int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = dup_fd < 0 ? NULL : fdopendir(dup_fd);
+    if (!dir) return 0;
+    struct dirent *e;
+    int empty = 1;
+    while (empty && (e = readdir(dir)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+    closedir(dir);
+    return empty;
+}
+
+/* Returns 0 when the folder is empty afterwards. */
+static int wipe(const char *path) {
+    int top = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (top < 0) return -1;
+    for (int pass = 0; pass < 10000; pass++) {
+        int again = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (again < 0 || !wipe_below(again, top, 0)) break;
+    }
+    int clean = is_empty(top);
+    close(top);
+    return clean ? 0 : -1;
+}
+
+/* /dev/mqueue is writable (open() creates queues there without mq_open). */
+static int wipe_all(void) {
+    int a = wipe(SCRATCH_DIR), b = wipe(TMP_DIR), c = wipe(MQUEUE_DIR);
+    return a || b || c ? -1 : 0;
 }
 
 /* The working folder links to every entry of the read-only job folder: the
@@ -231,6 +278,8 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "nofile")) rq->nofile = n;
             else if (!strcmp(s, "out_send")) rq->out_send = n;
             else if (!strcmp(s, "err_send")) rq->err_send = n;
+            else if (!strcmp(s, "tail_send")) rq->tail_send = n;
+            else if (!strcmp(s, "nofork")) rq->nofork = n;
             else if (!strcmp(s, "artifact_max")) rq->artifact_max = n;
             else return -1;
         }
@@ -244,6 +293,73 @@ static void set_limit(int resource, long long value) {
     if (value <= 0) return;
     struct rlimit rl = {(rlim_t)value, (rlim_t)value};
     setrlimit(resource, &rl);
+}
+
+#if defined(__x86_64__)
+#define AUDIT_ARCH_NATIVE AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define AUDIT_ARCH_NATIVE AUDIT_ARCH_AARCH64
+#else
+#error "supervisor: unsupported architecture"
+#endif
+
+#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+#define ON(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), (skip), 0)
+#define RET(action) BPF_STMT(BPF_RET | BPF_K, (action))
+#define DENY(errno_value) RET(SECCOMP_RET_ERRNO | (errno_value))
+#ifndef __NR_fork
+#define __NR_fork 0xffffffffu
+#endif
+#ifndef __NR_vfork
+#define __NR_vfork 0xffffffffu
+#endif
+#if defined(__x86_64__)
+#define CHECK_ABI                                                                          \
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* the x32 ABI */              \
+        RET(SECCOMP_RET_KILL_PROCESS),
+#else
+#define CHECK_ABI
+#endif
+#define PREFIX                                                                             \
+    LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_NATIVE, 1, 0),              \
+        RET(SECCOMP_RET_KILL_PROCESS), LOAD(nr), CHECK_ABI
+
+/* Refuses what outlives a process (System V IPC, POSIX message queues) and,
+ * when `nofork`, new processes: fork/vfork fail with EAGAIN as at a process
+ * limit, clone only makes threads, clone3 says ENOSYS so that libc falls back
+ * to clone, whose flags the filter can see. Jump offsets count the
+ * instructions skipped. */
+static int install_filter(int nofork) {
+    struct sock_filter no_processes[] = {
+        PREFIX
+        ON(__NR_shmget, 12),
+        ON(__NR_msgget, 11),
+        ON(__NR_semget, 10),
+        ON(__NR_mq_open, 9),
+        ON(__NR_fork, 6),
+        ON(__NR_vfork, 5),
+        ON(__NR_clone3, 5),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 2),
+        LOAD(args[0]),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
+        RET(SECCOMP_RET_ALLOW),
+        DENY(EAGAIN),
+        DENY(ENOSYS),
+        DENY(EPERM),
+    };
+    struct sock_filter processes[] = {
+        PREFIX
+        ON(__NR_shmget, 4),
+        ON(__NR_msgget, 3),
+        ON(__NR_semget, 2),
+        ON(__NR_mq_open, 1),
+        RET(SECCOMP_RET_ALLOW),
+        DENY(EPERM),
+    };
+    struct sock_fprog prog = {sizeof processes / sizeof *processes, processes};
+    if (nofork) prog = (struct sock_fprog){sizeof no_processes / sizeof *no_processes, no_processes};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
@@ -264,6 +380,7 @@ static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     umask(022);
+    if (install_filter((int)rq->nofork) < 0) goto fail;
     execvpe(rq->argv[0], rq->argv, rq->envp);
 fail:;
     int err = errno;
@@ -302,8 +419,10 @@ static long long process_cpu_us(pid_t pid) {
 static int run(const struct request *rq, struct outcome *oc, int out_fd, int err_fd,
                char *error, size_t error_len) {
     memset(oc, 0, sizeof *oc);
-    wipe(SCRATCH_DIR);
-    wipe(TMP_DIR);
+    if (wipe_all() < 0) {
+        snprintf(error, error_len, "dirty: the previous run's files could not be removed");
+        return -1;
+    }
     if (populate(rq->workdir) < 0) {
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
@@ -393,10 +512,10 @@ static long long file_size(int fd) {
     return fstat(fd, &st) < 0 ? 0 : st.st_size;
 }
 
-static int send_file_part(int fd, long long len) {
-    off_t off = 0;
-    while (off < len) {
-        ssize_t n = sendfile(sock, fd, &off, (size_t)(len - off));
+static int send_file_part(int fd, off_t off, long long len) {
+    off_t end = off + len;
+    while (off < end) {
+        ssize_t n = sendfile(sock, fd, &off, (size_t)(end - off));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return -1;
     }
@@ -416,13 +535,16 @@ static void serve(char *buf, uint32_t len) {
         if (send_header(header) < 0) _exit(0);
         return;
     }
-    int out_fd = open(OUT_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    int err_fd = open(OUT_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (out_fd < 0 || err_fd < 0) die("O_TMPFILE");
+    /* Outputs are memory files: nameless, so the submission reaches them only
+     * through its stdout and stderr; bounded by RLIMIT_FSIZE; sealed against
+     * shrinking, so output over the limit cannot be taken back; and apart from
+     * every folder it can fill. */
+    int out_fd = memfd_create("stdout", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int err_fd = memfd_create("stderr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (out_fd < 0 || err_fd < 0 || fcntl(out_fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0 ||
+        fcntl(err_fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+        die("memfd_create");
     struct outcome oc;
-    /* Output files are nameless (O_TMPFILE) in a tmpfs of their own: the
-     * submission reaches them only through its stdout and stderr, RLIMIT_FSIZE
-     * bounds each, and filling the working folder does not starve them. */
     int failed = run(&rq, &oc, out_fd, err_fd, error, sizeof error);
 
     int art_fd = -1;
@@ -442,26 +564,31 @@ static void serve(char *buf, uint32_t len) {
             art_len = st.st_size;
         }
     }
+    /* Everything the run wrote goes now (the artifact stays open); a
+     * container that cannot be made clean must not serve another run. */
+    int dirty = wipe_all() < 0;
     long long out_size = file_size(out_fd), err_size = file_size(err_fd);
     long long out_len = out_size < rq.out_send ? out_size : rq.out_send;
     long long err_len = err_size < rq.err_send ? err_size : rq.err_send;
-    if (failed) out_len = err_len = 0;
+    /* The end of stderr, where runtimes report a failed allocation. */
+    long long tail_len = err_size < rq.tail_send ? err_size : rq.tail_send;
+    if (failed) out_len = err_len = tail_len = 0;
     snprintf(header, sizeof header,
              "ok=%d\nerror=%s\nexited=%d\nexit_code=%d\nsignal=%d\nwall_timeout=%d\n"
              "cpu_timeout=%d\ncpu_us=%lld\nwall_us=%lld\nmaxrss_kb=%lld\noom_kills=%lld\n"
-             "out_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\nart_status=%s\n"
-             "art_len=%lld\n",
+             "out_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\ntail_len=%lld\n"
+             "art_status=%s\nart_len=%lld\ndirty=%d\n",
              failed ? 0 : 1, error, oc.exited, oc.exit_code, oc.signal, oc.wall_timeout,
              oc.cpu_timeout, oc.cpu_us, oc.wall_us, oc.maxrss_kb, oc.oom_kills, out_size, err_size,
-             out_len, err_len, art_status, art_len);
-    if (send_header(header) < 0 || send_file_part(out_fd, out_len) < 0 ||
-        send_file_part(err_fd, err_len) < 0 || (art_len && send_file_part(art_fd, art_len) < 0))
+             out_len, err_len, tail_len, art_status, art_len, dirty);
+    if (send_header(header) < 0 || send_file_part(out_fd, 0, out_len) < 0 ||
+        send_file_part(err_fd, 0, err_len) < 0 ||
+        send_file_part(err_fd, err_size - tail_len, tail_len) < 0 ||
+        send_file_part(art_fd, 0, art_len) < 0)
         _exit(0);
     close(out_fd);
     close(err_fd);
     if (art_fd >= 0) close(art_fd);
-    wipe(SCRATCH_DIR);
-    wipe(TMP_DIR);
 }
 
 int main(int argc, char **argv) {

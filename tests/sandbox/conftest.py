@@ -20,6 +20,7 @@ SECRET = b'SECRET answer 1234'
 
 def _containers_of(client, root: pathlib.Path):
     return client.containers.list(all=True,
+                                  ignore_removed=True,
                                   filters={'label': [LABEL, f'{ROOT_LABEL}={root.resolve()}']})
 
 
@@ -84,8 +85,15 @@ def other_job(sandbox, tmp_path_factory):
 def assert_nothing_left_running(client, root: pathlib.Path):
     """Every sandbox container runs its supervisor and nothing else."""
     for container in _containers_of(client, root):
-        container.reload()
-        if container.status != 'running':
-            continue
-        processes = container.top()['Processes']
+        try:
+            container.reload()
+            if container.status != 'running':
+                continue
+            processes = container.top()['Processes']
+        except docker.errors.NotFound:
+            continue  # destroyed meanwhile (a released job's container)
+        except docker.errors.APIError as exc:
+            if 'is not running' in str(exc):
+                continue
+            raise
         assert len(processes) == 1, f'{container.name} still runs {processes}'

@@ -31,6 +31,8 @@ GOOD = {
     'err_size': '0',
     'out_len': '3',
     'err_len': '0',
+    'tail_len': '0',
+    'dirty': '0',
     'art_status': 'none',
     'art_len': '0'
 }

@@ -23,8 +23,10 @@ OK = RunResponse(exited=True,
                  err_size=0,
                  stdout=b'3\n',
                  stderr=b'',
+                 stderr_tail=b'',
                  artifact_status='none',
-                 artifact=None)
+                 artifact=None,
+                 dirty=False)
 CPP = Language.CPP.toolchain
 PY = Language.PYTHON.toolchain
 
@@ -50,12 +52,16 @@ def run(**changes):
         (run(oom_kills=1, exited=False, signal=9), Status.MLE, CPP),
         (run(exited=False,
              signal=6,
-             stderr=b"terminate called after throwing an instance of "
-             b"'std::bad_alloc'"), Status.MLE, CPP),
-        (run(exit_code=1, stderr=b'Traceback...\nMemoryError\n'), Status.MLE, PY),
-        # A marker only counts when the program failed, and only its own runtime's.
-        (run(stderr=b'MemoryError\n'), Status.AC, PY),
-        (run(exit_code=1, stderr=b'std::bad_alloc'), Status.RE, PY),
+             stderr_tail=b"terminate called after throwing an instance of "
+             b"'std::bad_alloc'\n  what():  std::bad_alloc\n"), Status.MLE, CPP),
+        (run(exit_code=1, stderr_tail=b'Traceback...\nMemoryError\n'), Status.MLE, PY),
+        (run(exit_code=1, stderr_tail=b'Traceback...\nMemoryError: no room\n'), Status.MLE, PY),
+        # Only the runtime's last words count, only when the program failed,
+        # and only its own runtime's.
+        (run(stderr_tail=b'MemoryError\n'), Status.AC, PY),
+        (run(exit_code=1, stderr_tail=b'ValueError: MemoryError\n'), Status.RE, PY),
+        (run(exit_code=1, stderr_tail=b'MemoryError\nthen something else\n'), Status.RE, PY),
+        (run(exit_code=1, stderr_tail=b'  what():  std::bad_alloc\n'), Status.RE, PY),
         (run(out_size=1025), Status.OLE, CPP),
         (run(err_size=1025), Status.OLE, CPP),
         (run(out_size=1024, stdout=b'3\n'), Status.AC, CPP),
