@@ -20,6 +20,36 @@ class ConfigError(ValueError):
     """A setting is missing or invalid; the message names the setting."""
 
 
+# Every setting: name, default (as written in the environment; None when there
+# is none) and meaning. The single source of the defaults and of `--help`.
+VARIABLES = (
+    ('BACKEND_URL', 'http://web:8080', 'backend base URL (http or https)'),
+    ('RUNNER_REGISTRATION_TOKEN', None, 'shared secret for registration (required)'),
+    ('RUNNER_NAME', None, 'display name (default: the hostname)'),
+    ('SANDBOX_TOKEN', None, 'token of the testdata channel'),
+    ('REDIS_URL', None, 'Redis for the cross-process testdata lock (default: a file lock)'),
+    ('MAX_CONTAINER_NUMBER', '8', 'concurrent sandboxes'),
+    ('DRAIN_TIMEOUT_SEC', '540', 'shutdown budget, seconds'),
+    ('DATA_DIR', './data', 'parent of the three folders below'),
+    ('TESTDATA_ROOT', None, 'testdata cache (default: DATA_DIR/testdata)'),
+    ('SUBMISSION_DIR', None, 'job folders (default: DATA_DIR/submissions)'),
+    ('SUBMISSION_BACKUP_DIR', None, 'job folders of failed reports (default: DATA_DIR/backup)'),
+    ('DOCKER_URL', 'unix:///var/run/docker.sock', 'Docker engine'),
+    ('SANDBOX_IMAGE_CPP', 'oj-sandbox-cpp:latest', 'sandbox image for C and C++'),
+    ('SANDBOX_IMAGE_PYTHON', 'oj-sandbox-python:latest', 'sandbox image for Python 3'),
+    ('LONG_POLL_SEC', '25', 'wait asked of next-job, seconds; 0 turns long-poll off'),
+    ('OUTPUT_LIMIT', str(32 * 1024 * 1024), 'bytes per stream a program may write (OLE above)'),
+    ('REPORT_OUTPUT_LIMIT', '8192', 'bytes per stream reported to the backend'),
+    ('LOG_LEVEL', 'INFO', 'DEBUG, INFO, WARNING, ERROR or CRITICAL'),
+    ('LOG_FORMAT', 'text', 'text, or json for one object per line'),
+    ('METRICS_PORT', None, 'serve Prometheus metrics on this port when set'),
+)
+_DEFAULTS = {name: default for name, default, _ in VARIABLES}
+SETTINGS_HELP = '\n'.join(f'  {name:<26} {meaning}' +
+                          (f' [{default}]' if default is not None else '')
+                          for name, default, meaning in VARIABLES)
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class Settings:
     backend_url: str
@@ -40,33 +70,43 @@ class Settings:
     log_level: str
     log_format: str
     metrics_port: Optional[int]
+    sandbox_image_cpp: str
+    sandbox_image_python: str
 
     @classmethod
     def from_env(cls,
                  environ: Mapping[str, str],
                  hostname: Optional[Callable[[], str]] = None) -> 'Settings':
         env = _Env(environ)
-        data_dir = pathlib.Path(env.text('DATA_DIR', './data'))
+        data_dir = pathlib.Path(env.text('DATA_DIR', _DEFAULTS['DATA_DIR']))
         return cls(
-            backend_url=env.parse('BACKEND_URL', 'http://web:8080', _backend_url, echo=False),
+            backend_url=env.parse('BACKEND_URL', _DEFAULTS['BACKEND_URL'], _backend_url,
+                                  echo=False),
             registration_token=env.secret('RUNNER_REGISTRATION_TOKEN', required=True),
             runner_name=env.text('RUNNER_NAME', None) or (hostname or socket.gethostname)(),
             sandbox_token=env.secret('SANDBOX_TOKEN', required=False),
             redis_url=env.parse('REDIS_URL', None, _redis_url, echo=False),
-            max_container_number=env.parse('MAX_CONTAINER_NUMBER', '8', _positive_int),
-            drain_timeout_sec=env.parse('DRAIN_TIMEOUT_SEC', '540', _positive_seconds),
+            max_container_number=env.parse('MAX_CONTAINER_NUMBER',
+                                           _DEFAULTS['MAX_CONTAINER_NUMBER'], _positive_int),
+            drain_timeout_sec=env.parse('DRAIN_TIMEOUT_SEC', _DEFAULTS['DRAIN_TIMEOUT_SEC'],
+                                        _positive_seconds),
             data_dir=data_dir,
             testdata_root=pathlib.Path(env.text('TESTDATA_ROOT', str(data_dir / 'testdata'))),
             submission_dir=pathlib.Path(env.text('SUBMISSION_DIR', str(data_dir / 'submissions'))),
             submission_backup_dir=pathlib.Path(
                 env.text('SUBMISSION_BACKUP_DIR', str(data_dir / 'backup'))),
-            docker_url=env.text('DOCKER_URL', 'unix:///var/run/docker.sock'),
-            long_poll_sec=env.parse('LONG_POLL_SEC', '25', _non_negative_seconds),
-            output_limit=env.parse('OUTPUT_LIMIT', str(32 * 1024 * 1024), _positive_int),
-            report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', '8192', _positive_int),
-            log_level=env.parse('LOG_LEVEL', 'INFO', _log_level),
-            log_format=env.parse('LOG_FORMAT', 'text', _log_format),
+            docker_url=env.text('DOCKER_URL', _DEFAULTS['DOCKER_URL']),
+            long_poll_sec=env.parse('LONG_POLL_SEC', _DEFAULTS['LONG_POLL_SEC'],
+                                    _non_negative_seconds),
+            output_limit=env.parse('OUTPUT_LIMIT', _DEFAULTS['OUTPUT_LIMIT'], _positive_int),
+            report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', _DEFAULTS['REPORT_OUTPUT_LIMIT'],
+                                          _positive_int),
+            log_level=env.parse('LOG_LEVEL', _DEFAULTS['LOG_LEVEL'], _log_level),
+            log_format=env.parse('LOG_FORMAT', _DEFAULTS['LOG_FORMAT'], _log_format),
             metrics_port=env.parse('METRICS_PORT', None, _port),
+            sandbox_image_cpp=env.text('SANDBOX_IMAGE_CPP', _DEFAULTS['SANDBOX_IMAGE_CPP']),
+            sandbox_image_python=env.text('SANDBOX_IMAGE_PYTHON',
+                                          _DEFAULTS['SANDBOX_IMAGE_PYTHON']),
         )
 
     def __repr__(self) -> str:

@@ -126,6 +126,9 @@ class Poller:
             log.error('job %s cannot be judged: %s', claim.job_id, claim.problem)
             self._abort(claim.job_id, AbortReason.PREP_FAILED, None)
             return
+        log.info('claimed job %s (submission %s, problem %d, %s, %d case(s))', claim.job_id,
+                 claim.submission_id, claim.problem_id, claim.language.name,
+                 sum(t.case_count for t in claim.tasks))
         job = self._prepare(claim)
         if job is not None:
             self._dispatch(job)

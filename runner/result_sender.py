@@ -11,6 +11,7 @@ exactly once.
   on the backend (no requeue), and holding the tracker count during retries
   keeps the lease renewed, so a result delivered late is not judged again.
 """
+import collections
 import logging
 import queue
 import random
@@ -112,7 +113,9 @@ class ResultSender:
             log.error('giving up on the result of %s; its lease will expire', report.job_id)
             self._finalize(report.job_id, report.job_dir, keep=True)
         else:
-            if outcome is not Outcome.ACCEPTED:
+            if outcome is Outcome.ACCEPTED:
+                log.info('reported job %s: %s', report.job_id, _verdicts(report.tasks))
+            else:
                 log.warning('result of %s dropped by the backend (%s)', report.job_id,
                             outcome.value)
             self._finalize(report.job_id, report.job_dir, keep=False)
@@ -125,7 +128,10 @@ class ResultSender:
         if outcome is None:
             log.error('giving up on abort(%s) of %s; its lease will expire', report.reason.value,
                       report.job_id)
-        elif outcome is not Outcome.ACCEPTED:
+        elif outcome is Outcome.ACCEPTED:
+            log.info('returned job %s to the backend: abort(%s) accepted', report.job_id,
+                     report.reason.value)
+        else:
             log.warning('abort(%s) of %s dropped by the backend (%s)', report.reason.value,
                         report.job_id, outcome.value)
 
@@ -157,3 +163,9 @@ class ResultSender:
             log.exception('could not finalize the folder of %s', job_id)
         finally:
             self._tracker.remove(job_id)
+
+
+def _verdicts(tasks) -> str:
+    """'AC 3, WA 1': how many cases got each verdict."""
+    counts = collections.Counter(case['status'] for task in tasks for case in task)
+    return ', '.join(f'{status} {n}' for status, n in counts.most_common())

@@ -1,0 +1,63 @@
+"""The runner daemon: `python main.py` (see `python main.py --help`).
+
+Reads its settings from the environment, registers with the backend, then
+claims, judges and reports jobs until SIGTERM or SIGINT, when it drains.
+
+Exit codes: 0 after a clean drain or a stop during registration; 1 when the
+backend refuses the runner's identity; 2 for bad configuration (or an
+unreachable Docker engine); 3 when the drain ran out of budget and left work
+to lease expiry.
+"""
+import argparse
+import logging
+import os
+import sys
+import threading
+from typing import Mapping, Optional, Sequence
+
+from runner.config import SETTINGS_HELP, ConfigError, Settings
+from runner.logs import configure_logging
+from runner.signals import SignalWatcher
+
+log = logging.getLogger('runner')
+
+EXIT_OK, EXIT_IDENTITY, EXIT_CONFIG, EXIT_DRAIN_INCOMPLETE = 0, 1, 2, 3
+
+
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog='main.py',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description='Pull-mode sandbox runner: claims judging jobs from the backend, judges '
+        'them in Docker sandboxes and reports the verdicts.',
+        epilog='settings (environment variables, default in brackets):\n' + SETTINGS_HELP +
+        '\n\nexit codes: 0 clean stop, 1 identity refused, 2 bad configuration, '
+        '3 drain left work to lease expiry')
+    return parser.parse_args(argv)
+
+
+def main(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.environ) -> int:
+    parse_args(argv)
+    try:
+        settings = Settings.from_env(environ)
+    except ConfigError as exc:
+        print(f'main.py: configuration error: {exc}', file=sys.stderr)
+        return EXIT_CONFIG
+    configure_logging(settings.log_level, settings.log_format)
+
+    stop = threading.Event()
+    # First, before any other thread exists: every thread inherits the mask.
+    SignalWatcher(stop).start()
+
+    # Imported here so that `--help` and a bad configuration answer at once.
+    from runner.daemon import Daemon, StartupError
+    daemon = Daemon(settings, stop)
+    try:
+        return daemon.run()
+    except StartupError as exc:
+        log.error('cannot start: %s', exc)
+        return EXIT_CONFIG
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""The daemon's life: start the sandbox, register, run the threads, then
+drain on a stop signal or exit at once when the backend forgets the runner."""
+import logging
+import threading
+
+import docker.errors
+import requests.exceptions
+
+from dispatcher.dispatcher import Dispatcher
+from runner.active_jobs import ActiveJobs
+from runner.client import BackendClient
+from runner.config import Settings
+from runner.drain import drain
+from runner.heartbeat import Heartbeat
+from runner.job_folders import JobFolders
+from runner.locks import make_locks
+from runner.poller import Poller
+from runner.prepare import Preparer
+from runner.registration import RegistrationRefused, register
+from runner.reports import CompleteReport
+from runner.result_sender import ResultSender
+from runner.testdata import TestdataCache
+from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_IDENTITY, EXIT_DRAIN_INCOMPLETE = 0, 1, 3
+SANDBOX_STOP_SEC = 30.0
+
+
+class StartupError(Exception):
+    """The host cannot judge (Docker engine unreachable, an image missing)."""
+
+
+def sandbox_settings(settings: Settings) -> SandboxSettings:
+    return SandboxSettings(root=settings.data_dir / 'sandbox',
+                           max_containers=settings.max_container_number,
+                           output_limit=settings.output_limit,
+                           report_limit=settings.report_output_limit,
+                           docker_url=settings.docker_url,
+                           cpp_image=settings.sandbox_image_cpp,
+                           python_image=settings.sandbox_image_python)
+
+
+def start_sandbox(settings: Settings) -> DockerSandbox:
+    config = sandbox_settings(settings)
+    try:
+        sandbox = DockerSandbox(config)
+        for image in config.images.values():
+            sandbox.check_image(image)
+        sandbox.start()
+    except docker.errors.ImageNotFound as exc:
+        raise StartupError(f'sandbox image missing ({exc.explanation}); build it with '
+                           'sandbox/images/build-offline.sh') from None
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise StartupError(f'Docker engine unreachable at DOCKER_URL ({exc})') from None
+    return sandbox
+
+
+class Daemon:
+
+    def __init__(self, settings: Settings, stop: threading.Event):
+        self._settings = settings
+        self._stop = stop
+        self._identity_lost = threading.Event()
+
+    def run(self) -> int:
+        sandbox = start_sandbox(self._settings)
+        try:
+            return self._serve(sandbox)
+        finally:
+            sandbox.stop()
+            sandbox.join(SANDBOX_STOP_SEC)
+            # Busy containers of runs cut short (identity loss, a drain out of
+            # budget) are not left running.
+            sandbox.remove_leftovers()
+
+    def _serve(self, sandbox: DockerSandbox) -> int:
+        s = self._settings
+        client = BackendClient(s.backend_url, sandbox_token=s.sandbox_token)
+        log.info('registering with %s as %r', s.backend_url, s.runner_name)
+        try:
+            registration = register(client, s.registration_token, s.runner_name, self._stop)
+        except RegistrationRefused:
+            log.error('the backend refused the registration token (401)')
+            return EXIT_IDENTITY
+        if registration is None:
+            return EXIT_OK
+        client = client.with_identity(registration.identity)
+        config = registration.config
+
+        tracker = ActiveJobs()
+        folders = JobFolders(s.submission_dir, s.submission_backup_dir)
+        testdata = TestdataCache(s.testdata_root, client, make_locks(s.redis_url, s.testdata_root))
+        sender = ResultSender(client, tracker, folders)
+        # Called under the dispatcher's lock: it only enqueues.
+        dispatcher = Dispatcher(
+            sandbox,
+            on_complete=lambda job, tasks: sender.submit(CompleteReport.for_job(job, tasks)),
+            max_workers=s.max_container_number)
+        poller = Poller(client,
+                        tracker,
+                        Preparer(client, testdata, folders),
+                        dispatcher,
+                        sender,
+                        max_concurrent_jobs=config.max_concurrent_jobs,
+                        poll_interval_sec=config.poll_interval_sec,
+                        long_poll_sec=s.long_poll_sec)
+        heartbeat = Heartbeat(client, tracker, config.heartbeat_interval_sec,
+                              self._on_identity_lost)
+        for part in (dispatcher, sender, poller, heartbeat):
+            part.start()
+        log.info('running: up to %d jobs at once, %d sandboxes', config.max_concurrent_jobs,
+                 s.max_container_number)
+
+        self._stop.wait()
+        if self._identity_lost.is_set():
+            log.error(
+                'the backend refused this runner\'s identity twice: exiting without a '
+                'drain; %d claim(s) return to the queue at lease expiry', len(tracker))
+            return EXIT_IDENTITY
+        outcome = drain(dispatcher=dispatcher,
+                        poller=poller,
+                        sender=sender,
+                        heartbeat=heartbeat,
+                        claims=lambda: len(tracker),
+                        budget_sec=s.drain_timeout_sec)
+        return EXIT_OK if outcome.clean else EXIT_DRAIN_INCOMPLETE
+
+    def _on_identity_lost(self) -> None:
+        self._identity_lost.set()
+        self._stop.set()

@@ -1,0 +1,150 @@
+"""The shutdown drain (SPEC §3, "Shutdown"): its order and its one deadline.
+
+1. latch the dispatcher, so nothing unstarted starts — the first act;
+2. stop the poller and join it, with a capped share of the budget;
+3. abort every unstarted job with reason `drain`;
+4. wait for in-flight jobs, keeping a reserve of the budget for reporting;
+5. scan again for unstarted jobs (a late dispatch) and abort them as drain;
+6. stop the dispatcher; 7. stop the result sender, which flushes its queue;
+8. stop the heartbeat, last: leases stay renewed until the final report.
+
+Every wait is granted what remains of one deadline, never a fresh budget.
+What outlives it is logged and left to lease expiry.
+"""
+import dataclasses
+import logging
+import time
+from typing import Callable, List, Optional, Protocol
+
+from dispatcher.job import Job
+from runner.reports import AbortReason, AbortReport
+
+log = logging.getLogger(__name__)
+
+# Waiting for the poller is the least valuable wait of the drain (it may be
+# stuck in a long poll or a slow download): it never gets more than this.
+POLLER_SHARE_SEC = 5.0
+# Kept back from the in-flight wait for the sender to report what was computed.
+REPORT_RESERVE_FRACTION = 0.2
+REPORT_RESERVE_MAX_SEC = 60.0
+DISPATCHER_SHARE_SEC = 5.0
+
+
+class Deadline:
+
+    def __init__(self, budget_sec: float, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._end = clock() + budget_sec
+
+    def remaining(self, cap: Optional[float] = None, keep: float = 0.0) -> float:
+        """What is left of the budget, less `keep`, at most `cap`; never negative."""
+        left = max(0.0, self._end - self._clock() - keep)
+        return left if cap is None else min(cap, left)
+
+
+class Stoppable(Protocol):
+
+    def stop(self) -> None:
+        ...
+
+    def join(self, timeout: Optional[float] = None) -> Optional[bool]:
+        ...
+
+
+class Draining(Protocol):
+    """The dispatcher, as the drain sees it."""
+
+    def stop_accepting(self) -> None:
+        ...
+
+    def drain_unstarted(self) -> List[Job]:
+        ...
+
+    def wait_in_flight(self, timeout: float) -> bool:
+        ...
+
+    def stop(self) -> None:
+        ...
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        ...
+
+
+class Reporting(Protocol):
+
+    def submit(self, report) -> None:
+        ...
+
+
+@dataclasses.dataclass
+class DrainOutcome:
+    aborted: int = 0
+    in_flight_finished: bool = True
+    reports_flushed: bool = True
+    claims_left: int = 0
+
+    @property
+    def clean(self) -> bool:
+        """Nothing was left to lease expiry."""
+        return self.in_flight_finished and self.reports_flushed and self.claims_left == 0
+
+
+def drain(*,
+          dispatcher: Draining,
+          poller: Stoppable,
+          sender,
+          heartbeat: Stoppable,
+          claims: Callable[[], int],
+          budget_sec: float,
+          clock: Callable[[], float] = time.monotonic) -> DrainOutcome:
+    """Run the drain; `sender` is the result sender (submit, stop, join) and
+    `claims()` counts the live claims left."""
+    deadline = Deadline(budget_sec, clock)
+    outcome = DrainOutcome()
+    log.info('drain: started, budget %.0f s', budget_sec)
+
+    dispatcher.stop_accepting()
+
+    poller.stop()
+    if not poller.join(deadline.remaining(cap=POLLER_SHARE_SEC)):
+        log.warning('drain: the poller is still busy (a request or a download); going on')
+
+    outcome.aborted += _abort_unstarted(dispatcher, sender)
+
+    reserve = min(REPORT_RESERVE_MAX_SEC, budget_sec * REPORT_RESERVE_FRACTION)
+    outcome.in_flight_finished = dispatcher.wait_in_flight(deadline.remaining(keep=reserve))
+    if outcome.in_flight_finished:
+        log.info('drain: every started job has finished')
+    else:
+        log.error('drain: started jobs did not finish in time; left to lease expiry')
+
+    outcome.aborted += _abort_unstarted(dispatcher, sender)
+
+    dispatcher.stop()
+    # Workers still running a case would only eat into the reporting reserve.
+    dispatcher.join(deadline.remaining(cap=DISPATCHER_SHARE_SEC, keep=reserve))
+
+    sender.stop()
+    outcome.reports_flushed = sender.join(deadline.remaining())
+    if outcome.reports_flushed:
+        log.info('drain: every report was sent or given up on')
+    else:
+        log.error('drain: reports still unsent at the deadline; left to lease expiry')
+
+    outcome.claims_left = claims()
+    heartbeat.stop()
+    heartbeat.join(deadline.remaining())
+    if outcome.clean:
+        log.info('drain: done, %d unstarted job(s) handed back', outcome.aborted)
+    else:
+        log.error('drain: out of budget; %d claim(s) left to lease expiry', outcome.claims_left)
+    return outcome
+
+
+def _abort_unstarted(dispatcher: Draining, sender: Reporting) -> int:
+    jobs = dispatcher.drain_unstarted()
+    for job in jobs:
+        log.info('drain: job %s (submission %s) never started; handing it back', job.job_id,
+                 job.submission_id)
+        sender.submit(AbortReport.for_job(job, AbortReason.DRAIN))
+    return len(jobs)

@@ -1,0 +1,158 @@
+"""The drain's order and its single deadline, with fakes on a fake clock."""
+import pathlib
+
+import pytest
+
+from dispatcher.job import Job, TaskMeta
+from runner.drain import POLLER_SHARE_SEC, drain
+from runner.reports import AbortReason, AbortReport
+from sandbox.languages import Language
+
+BUDGET = 100.0
+
+
+class Clock:
+    """Each read advances a little, as real time does between calls."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 0.01
+        return self.now
+
+
+def job(n):
+    return Job(job_id=f'jb_{n}',
+               submission_id=f's{n}',
+               problem_id=1,
+               language=Language.C,
+               tasks=(TaskMeta(100, 65536, 1000, 1), ),
+               job_dir=pathlib.Path(f'/nowhere/{n}'))
+
+
+class World:
+    """Fakes of every part, writing one shared log. `spend` makes a wait use up
+    what it was granted (a stuck part)."""
+
+    def __init__(self, clock, unstarted=((), ()), spend=()):
+        self.clock = clock
+        self.log = []
+        self.grants = {}
+        self.unstarted = list(unstarted)
+        self.spend = set(spend)
+        self.claims = 0
+
+    def waited(self, name, timeout, done=True):
+        self.log.append(name)
+        self.grants[name] = timeout
+        if name in self.spend:
+            self.clock.now += timeout
+            return False
+        return done
+
+    # dispatcher
+    def stop_accepting(self):
+        self.log.append('latch')
+
+    def drain_unstarted(self):
+        self.log.append('scan')
+        return list(self.unstarted.pop(0))
+
+    def wait_in_flight(self, timeout):
+        return self.waited('wait_in_flight', timeout)
+
+    def submit(self, report):
+        self.log.append(('submit', report))
+
+
+class Part:
+
+    def __init__(self, world, name):
+        self.world = world
+        self.name = name
+
+    def stop(self):
+        self.world.log.append(f'{self.name}.stop')
+
+    def join(self, timeout=None):
+        return self.world.waited(f'{self.name}.join', timeout)
+
+
+class Dispatcher(Part):
+
+    def __init__(self, world):
+        super().__init__(world, 'dispatcher')
+
+    def __getattr__(self, name):
+        return getattr(self.world, name)
+
+
+def run(world, budget=BUDGET):
+    sender = Part(world, 'sender')
+    sender.submit = world.submit
+    return drain(dispatcher=Dispatcher(world),
+                 poller=Part(world, 'poller'),
+                 sender=sender,
+                 heartbeat=Part(world, 'heartbeat'),
+                 claims=lambda: world.claims,
+                 budget_sec=budget,
+                 clock=world.clock)
+
+
+def test_steps_run_in_the_spec_order():
+    world = World(Clock(), unstarted=([job(1)], [job(2)]))
+    outcome = run(world)
+    assert world.log == [
+        'latch',
+        'poller.stop',
+        'poller.join',
+        'scan',
+        ('submit', AbortReport.for_job(job(1), AbortReason.DRAIN)),
+        'wait_in_flight',
+        'scan',
+        ('submit', AbortReport.for_job(job(2), AbortReason.DRAIN)),
+        'dispatcher.stop',
+        'dispatcher.join',
+        'sender.stop',
+        'sender.join',
+        'heartbeat.stop',
+        'heartbeat.join',
+    ]
+    assert outcome.clean and outcome.aborted == 2
+
+
+def test_every_wait_draws_on_one_deadline():
+    world = World(Clock())
+    run(world)
+    g = world.grants
+    assert g['poller.join'] <= POLLER_SHARE_SEC and g['dispatcher.join'] <= 5
+    # The in-flight wait keeps the reporting reserve back.
+    assert g['wait_in_flight'] < BUDGET - 0.2 * BUDGET
+    # Each later wait gets what remains of the one budget: strictly less than
+    # the wait before it, never a fresh budget.
+    assert g['sender.join'] < BUDGET
+    assert g['heartbeat.join'] < g['sender.join']
+
+
+def test_waits_that_use_their_whole_grant_cannot_push_past_the_deadline():
+    world = World(Clock(), spend={'poller.join', 'wait_in_flight', 'dispatcher.join'})
+    outcome = run(world)
+    # A stuck poller and stuck jobs leave the reporting reserve intact.
+    assert world.grants['sender.join'] >= 0.2 * BUDGET - 0.5
+    assert world.grants['sender.join'] > 0
+    assert not outcome.clean and not outcome.in_flight_finished
+    assert world.clock.now <= BUDGET + 1
+
+
+def test_a_stuck_sender_spends_only_what_remains():
+    world = World(Clock(), spend={'sender.join'})
+    outcome = run(world)
+    assert world.grants['heartbeat.join'] == pytest.approx(0, abs=0.1)
+    assert not outcome.reports_flushed and not outcome.clean
+
+
+def test_claims_left_after_reporting_make_the_drain_unclean():
+    world = World(Clock())
+    world.claims = 1
+    assert not run(world).clean
