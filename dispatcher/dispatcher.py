@@ -194,6 +194,7 @@ class Dispatcher:
             # Marked under the same lock as the latch and the drain scan, so a
             # job is never started after the latch nor seen half-started.
             ctx.started = True
+            log.info('job %s (submission %s): judging started', ctx.job_id, ctx.job.submission_id)
         if isinstance(entry, CaseTask):
             if ctx.compile_result is None:
                 ctx.parked.append(entry)

@@ -104,6 +104,10 @@ class DockerSandbox(Sandbox):
     def join(self, timeout: Optional[float] = None) -> None:
         self._pool.join(timeout)
 
+    def check_image(self, image: str) -> None:
+        """Raise docker.errors.ImageNotFound when `image` is not on this host."""
+        self._client.images.get(image)
+
     def remove_leftovers(self) -> int:
         """Remove containers a previous process on this root left behind (a crash)."""
         found = self._client.containers.list(

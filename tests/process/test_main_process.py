@@ -1,0 +1,101 @@
+"""`main.py` as a real process against a stub backend over HTTP, stopped with
+real signals. Each test waits for evidence that the process is where the
+test's name says before acting (a request seen, a log line), never for time."""
+import threading
+
+import pytest
+
+from tests.process.stub_backend import reply
+
+pytestmark = pytest.mark.docker
+
+SLEEPER = b'#include <unistd.h>\nint main(void) { sleep(2); return 0; }\n'
+
+
+def test_sigterm_while_a_claim_is_in_prep_returns_it_as_drain(backend, start_runner):
+    in_prep, release = threading.Event(), threading.Event()
+
+    def held_checksum(call):
+        in_prep.set()
+        release.wait(60)
+        return reply(500)
+
+    backend.serve_defaults()
+    backend.add_job('jb_prep')
+    backend.route('GET', r'^/problem/1/checksum', held_checksum)
+    runner = start_runner(backend.url)
+    assert in_prep.wait(60), runner.log()  # the runner is inside prep, attempt 1
+    runner.signal()
+    assert runner.wait_for_line('SIGTERM received'), runner.log()
+    release.set()  # the attempt fails after the stop: the claim goes back as drain
+    assert runner.wait(60) == 0, runner.log()
+    aborts = backend.matching('PUT', r'/jobs/jb_prep/abort$')
+    assert [a.json() for a in aborts] == [{'reason': 'drain'}]
+    assert backend.matching('PUT', r'/complete$') == []
+
+
+def test_a_second_sigterm_does_not_skip_reporting_an_in_flight_job(backend, start_runner):
+    backend.serve_defaults()
+    backend.add_job('jb_busy', time_limit_ms=3000, source=SLEEPER)
+    runner = start_runner(backend.url)
+    assert runner.wait_for_line(r'job jb_busy .*judging started'), runner.log()
+    runner.signal()
+    assert runner.wait_for_line('SIGTERM received: stopping'), runner.log()
+    runner.signal()
+    assert runner.wait_for_line('received again'), runner.log()
+    assert runner.wait(90) == 0, runner.log()
+    completes = backend.matching('PUT', r'/jobs/jb_busy/complete$')
+    assert len(completes) == 1
+    assert completes[0].json()['tasks'][0][0]['status'] == 'WA'  # printed nothing
+    assert backend.matching('PUT', r'/abort$') == []
+
+
+def test_identity_loss_exits_1_without_a_drain(backend, start_runner):
+    backend.serve_defaults(heartbeat_sec=0.2)
+    backend.route('POST', r'/heartbeat$', lambda c: reply(401))
+    runner = start_runner(backend.url)
+    assert runner.wait(60) == 1, runner.log()
+    assert len(backend.matching('POST', r'/heartbeat$')) >= 2
+    assert 'drain: started' not in runner.log()
+
+
+def test_registration_refused_exits_1(backend, start_runner):
+    backend.route('POST', r'^/runners/register$', lambda c: reply(401))
+    runner = start_runner(backend.url)
+    assert runner.wait(60) == 1, runner.log()
+    assert 'refused' in runner.log()
+
+
+def test_sigterm_during_registration_exits_0_and_claims_nothing(backend, start_runner):
+    backend.route('POST', r'^/runners/register$', lambda c: reply(503))
+    runner = start_runner(backend.url)
+    assert backend.wait_for(lambda calls: any('register' in c.path for c in calls))
+    runner.signal()
+    assert runner.wait(30) == 0, runner.log()
+    assert backend.matching('GET', r'next-job') == []
+
+
+@pytest.mark.parametrize('env, setting', [
+    ({
+        'RUNNER_REGISTRATION_TOKEN': ''
+    }, 'RUNNER_REGISTRATION_TOKEN'),
+    ({
+        'MAX_CONTAINER_NUMBER': 'many'
+    }, 'MAX_CONTAINER_NUMBER'),
+    ({
+        'DRAIN_TIMEOUT_SEC': '-1'
+    }, 'DRAIN_TIMEOUT_SEC'),
+    ({
+        'BACKEND_URL': 'ftp://x'
+    }, 'BACKEND_URL'),
+    ({
+        'METRICS_PORT': '70000'
+    }, 'METRICS_PORT'),
+])
+def test_bad_configuration_exits_2_naming_the_setting(backend, start_runner, env, setting):
+    runner = start_runner(backend.url, **env)
+    assert runner.wait(30) == 2
+    lines = [line for line in runner.lines if line.strip()]
+    assert len(lines) == 1 and setting in lines[0], lines
+    assert 'regtok' not in lines[0]
+    assert backend.calls == []
