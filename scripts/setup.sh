@@ -11,6 +11,7 @@ missing=()
 command -v dockerd >/dev/null || missing+=(docker.io)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v docker-compose >/dev/null || missing+=(docker-compose)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]}" >&2
     as_root apt-get update -qq
