@@ -7,6 +7,7 @@ from typing import Callable, Dict, List, Optional, Union
 
 from dispatcher.context import JobContext
 from dispatcher.job import Job
+from dispatcher.job_log import about_job
 from dispatcher.report import build_report
 from dispatcher.tasks import CaseTask, CompileTask
 from dispatcher.validation import check_job
@@ -153,7 +154,8 @@ class Dispatcher:
             if entry is _STOP:
                 break
             try:
-                self._process(entry)
+                with about_job(entry.ctx.job_id, entry.ctx.job.submission_id):
+                    self._process(entry)
             except Exception:
                 log.exception('dispatcher: unexpected error processing an entry of %r', entry.ctx)
 

@@ -2,11 +2,13 @@
 drain on a stop signal or exit at once when the backend forgets the runner."""
 import logging
 import threading
+import time
 
 import docker.errors
 import requests.exceptions
 
 from dispatcher.dispatcher import Dispatcher
+from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.client import BackendClient
 from runner.config import Settings
@@ -77,6 +79,13 @@ class Daemon:
 
     def _serve(self, sandbox: DockerSandbox) -> int:
         s = self._settings
+        if s.metrics_port is not None:
+            try:
+                metrics.serve(s.metrics_port)
+            except OSError as exc:
+                raise StartupError(
+                    f'METRICS_PORT {s.metrics_port}: cannot listen ({exc})') from None
+            log.info('serving metrics on port %d', s.metrics_port)
         client = BackendClient(s.backend_url, sandbox_token=s.sandbox_token)
         log.info('registering with %s as %r', s.backend_url, s.runner_name)
         try:
@@ -90,14 +99,25 @@ class Daemon:
         config = registration.config
 
         tracker = ActiveJobs()
+        metrics.RUNNER.info({
+            'name': s.runner_name,
+            'version': metrics.VERSION,
+            'runner_id': registration.identity.runner_id
+        })
+        metrics.LIVE_CLAIMS.set_function(lambda: len(tracker))
+        metrics.SANDBOXES_MAX.set(s.max_container_number)
         folders = JobFolders(s.submission_dir, s.submission_backup_dir)
         testdata = TestdataCache(s.testdata_root, client, make_locks(s.redis_url, s.testdata_root))
         sender = ResultSender(client, tracker, folders)
-        # Called under the dispatcher's lock: it only enqueues.
-        dispatcher = Dispatcher(
-            sandbox,
-            on_complete=lambda job, tasks: sender.submit(CompleteReport.for_job(job, tasks)),
-            max_workers=s.max_container_number)
+
+        def on_complete(job, tasks):
+            # Called under the dispatcher's lock: it only counts and enqueues.
+            metrics.count_cases(job.language.name, tasks)
+            sender.submit(CompleteReport.for_job(job, tasks))
+
+        dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
+                                on_complete=on_complete,
+                                max_workers=s.max_container_number)
         poller = Poller(client,
                         tracker,
                         Preparer(client, testdata, folders),
@@ -119,12 +139,15 @@ class Daemon:
                 'the backend refused this runner\'s identity twice: exiting without a '
                 'drain; %d claim(s) return to the queue at lease expiry', len(tracker))
             return EXIT_IDENTITY
+        started = time.monotonic()
         outcome = drain(dispatcher=dispatcher,
                         poller=poller,
                         sender=sender,
                         heartbeat=heartbeat,
                         claims=lambda: len(tracker),
                         budget_sec=s.drain_timeout_sec)
+        metrics.DRAIN_SECONDS.set(time.monotonic() - started)
+        metrics.DRAIN_LEFT.set(outcome.claims_left)
         return EXIT_OK if outcome.clean else EXIT_DRAIN_INCOMPLETE
 
     def _on_identity_lost(self) -> None:

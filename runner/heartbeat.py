@@ -4,6 +4,7 @@ import threading
 import time
 from typing import Callable, Optional
 
+from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.client import BackendClient, Outcome
 from runner.waiting import Wait, wait_on
@@ -77,8 +78,11 @@ class Heartbeat:
         try:
             answer = self._client.heartbeat(self._tracker.snapshot())
         except Exception:
+            metrics.HEARTBEAT_FAILURES.inc()
             log.exception('heartbeat failed unexpectedly; next beat tries again')
             return False
+        if answer.outcome is not Outcome.ACCEPTED:
+            metrics.HEARTBEAT_FAILURES.inc()
         if answer.outcome is Outcome.UNAUTHORIZED:
             return True
         if answer.outcome is not Outcome.ACCEPTED:

@@ -1,10 +1,24 @@
 """Logging setup: readable text by default, one JSON object per line for log
-shippers (`LOG_FORMAT=json`)."""
+shippers (`LOG_FORMAT=json`). Lines about a job carry its ids (job_log)."""
 import json
 import logging
 import sys
 
+from dispatcher.job_log import JobFields
+
 _TEXT = '%(asctime)s %(levelname)-7s %(name)s: %(message)s'
+
+
+class TextFormatter(logging.Formatter):
+
+    def __init__(self):
+        super().__init__(_TEXT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        if hasattr(record, 'job_id'):
+            line += f' [job={record.job_id} submission={record.submission_id}]'
+        return line
 
 
 class JsonFormatter(logging.Formatter):
@@ -26,7 +40,8 @@ class JsonFormatter(logging.Formatter):
 
 def configure_logging(level: str, fmt: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == 'json' else logging.Formatter(_TEXT))
+    handler.setFormatter(JsonFormatter() if fmt == 'json' else TextFormatter())
+    handler.addFilter(JobFields())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -19,11 +19,13 @@ import time
 from typing import Callable, Optional, Protocol
 
 from dispatcher.job import Job
+from dispatcher.job_log import about_job, current_submission_id
+from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.client import BackendClient, BackendError
 from runner.reports import AbortReason, AbortReport, Report
 from runner.waiting import Wait, jittered, wait_on
-from runner.wire import BadClaim, JobPayload
+from runner.wire import BadClaim, Claim, JobPayload
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +122,13 @@ class Poller:
             if rest > 0:
                 self._wait(self._stop, jittered(rest, self._rng))
             return
+        with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
+            self._take(claim)
+
+    def _take(self, claim: Claim) -> None:
         # Before prep: from here on the heartbeat renews this claim's lease.
         self._tracker.add(claim.job_id)
+        metrics.JOBS_CLAIMED.inc()
         if isinstance(claim, BadClaim):
             log.error('job %s cannot be judged: %s', claim.job_id, claim.problem)
             self._abort(claim.job_id, AbortReason.PREP_FAILED, None)
@@ -173,4 +180,5 @@ class Poller:
     def _abort(self, job_id: str, reason: AbortReason, job_dir) -> None:
         if reason is AbortReason.DRAIN:
             log.info('returning job %s to the queue (drain)', job_id)
-        self._sender.submit(AbortReport(job_id, reason, job_dir))
+        self._sender.submit(
+            AbortReport(job_id, reason, job_dir, submission_id=current_submission_id()))

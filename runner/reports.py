@@ -23,10 +23,14 @@ class CompleteReport:
     # The `complete` body's `tasks`: a list per task of a list per case.
     # Kept out of the repr: it carries the submission's output.
     tasks: List[List[dict]] = dataclasses.field(repr=False)
+    submission_id: str = dataclasses.field(default='', compare=False)  # for the logs
 
     @classmethod
     def for_job(cls, job: Job, tasks: List[List[dict]]) -> 'CompleteReport':
-        return cls(job_id=job.job_id, job_dir=job.job_dir, tasks=tasks)
+        return cls(job_id=job.job_id,
+                   job_dir=job.job_dir,
+                   tasks=tasks,
+                   submission_id=job.submission_id)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,10 +39,15 @@ class AbortReport:
     reason: AbortReason
     # None when the claim never got a job folder (prep failed or bad payload).
     job_dir: Optional[pathlib.Path]
+    # For the logs; unknown for a payload that did not parse.
+    submission_id: str = dataclasses.field(default='', compare=False)
 
     @classmethod
     def for_job(cls, job: Job, reason: AbortReason) -> 'AbortReport':
-        return cls(job_id=job.job_id, reason=reason, job_dir=job.job_dir)
+        return cls(job_id=job.job_id,
+                   reason=reason,
+                   job_dir=job.job_dir,
+                   submission_id=job.submission_id)
 
 
 Report = CompleteReport | AbortReport

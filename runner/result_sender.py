@@ -19,6 +19,8 @@ import threading
 import time
 from typing import Callable, Optional
 
+from dispatcher.job_log import about_job
+from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.client import Answer, BackendClient, Outcome
 from runner.job_folders import JobFolders
@@ -97,14 +99,16 @@ class ResultSender:
     def process(self, report: Report) -> None:
         """Delivers one report and finalizes its claim (the thread's body;
         public so tests can drive it without a thread)."""
-        if isinstance(report, CompleteReport):
-            self._complete(report)
-        else:
-            self._abort(report)
+        with about_job(report.job_id, report.submission_id):
+            if isinstance(report, CompleteReport):
+                self._complete(report)
+            else:
+                self._abort(report)
 
     def _complete(self, report: CompleteReport) -> None:
         outcome = self._send(f'complete {report.job_id}',
                              lambda: self._client.complete(report.job_id, report.tasks))
+        _count('complete', outcome)
         if outcome is Outcome.BAD_REQUEST:
             log.error('the backend refused the result of %s (400); aborting it as rejected',
                       report.job_id)
@@ -125,6 +129,7 @@ class ResultSender:
         self._finalize(report.job_id, report.job_dir, keep=report.reason is AbortReason.REJECTED)
         outcome = self._send(f'abort({report.reason.value}) {report.job_id}',
                              lambda: self._client.abort(report.job_id, report.reason))
+        _count(f'abort_{report.reason.value}', outcome)
         if outcome is None:
             log.error('giving up on abort(%s) of %s; its lease will expire', report.reason.value,
                       report.job_id)
@@ -139,6 +144,7 @@ class ResultSender:
         """The final outcome, or None when every retry failed."""
         for attempt in range(len(RETRY_DELAYS_SEC) + 1):
             if attempt:
+                metrics.REPORT_RETRIES.inc()
                 self._sleep(jittered(RETRY_DELAYS_SEC[attempt - 1], self._rng))
             try:
                 answer = call()
@@ -163,6 +169,19 @@ class ResultSender:
             log.exception('could not finalize the folder of %s', job_id)
         finally:
             self._tracker.remove(job_id)
+
+
+_OUTCOME_NAMES = {
+    Outcome.ACCEPTED: 'accepted',
+    Outcome.CONFLICT: 'dropped_409',
+    Outcome.NOT_FOUND: 'dropped_404',
+    Outcome.BAD_REQUEST: 'rejected',
+    None: 'exhausted',
+}
+
+
+def _count(kind: str, outcome: Optional[Outcome]) -> None:
+    metrics.REPORTS.labels(kind, _OUTCOME_NAMES.get(outcome, 'other')).inc()
 
 
 def _verdicts(tasks) -> str:

@@ -24,6 +24,7 @@ import uuid
 from typing import Callable, Iterator, Sequence
 
 from dispatcher.job import TaskMeta
+from runner import metrics
 from runner.client import BackendClient
 from runner.locks import Locks
 from runner.waiting import Interrupted
@@ -74,7 +75,10 @@ class TestdataCache:
         problem_dir = self._root / str(int(problem_id))
         with self._held(problem_id, stop):
             if _read_mark(problem_dir) != checksum:
+                metrics.TESTDATA_MISSES.inc()
                 self._refresh(problem_id, problem_dir, checksum, stop)
+            else:
+                metrics.TESTDATA_HITS.inc()
             data = problem_dir / 'data'
             _copy_cases(problem_id, data, tasks, testdata_dir)
             _copy_chaos(data, source_dir)
@@ -112,11 +116,12 @@ class TestdataCache:
         tmp.mkdir()
         try:
             archive = tmp / 'testdata.zip'
-            self._client.download_testdata(problem_id,
-                                           archive,
-                                           max_bytes=MAX_ZIP_BYTES,
-                                           deadline_sec=DOWNLOAD_DEADLINE_SEC,
-                                           stop=stop)
+            size = self._client.download_testdata(problem_id,
+                                                  archive,
+                                                  max_bytes=MAX_ZIP_BYTES,
+                                                  deadline_sec=DOWNLOAD_DEADLINE_SEC,
+                                                  stop=stop)
+            metrics.TESTDATA_BYTES.inc(size)
             extract_testdata(archive, tmp / 'data', MAX_EXTRACTED_BYTES)
             shutil.rmtree(problem_dir / 'data', ignore_errors=True)
             os.rename(tmp / 'data', problem_dir / 'data')

@@ -1,0 +1,104 @@
+"""Prometheus metrics of the runner, served only when METRICS_PORT is set.
+
+Names follow Prometheus conventions: a `oj_runner_` prefix, `_total` for
+counters, base units (`_seconds`, `_bytes`).
+"""
+import time
+import prometheus_client
+from prometheus_client import Counter, Gauge, Histogram, Info
+
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.results import CaseResult, CompileResult
+from sandbox.sandbox import Sandbox
+
+REGISTRY = prometheus_client.CollectorRegistry()
+VERSION = '1.0.0'
+
+RUNNER = Info('oj_runner',
+              'The runner: name, version and the id the backend gave it.',
+              registry=REGISTRY)
+JOBS_CLAIMED = Counter('oj_runner_jobs_claimed_total',
+                       'Jobs claimed from the backend.',
+                       registry=REGISTRY)
+REPORTS = Counter('oj_runner_reports_total',
+                  'Reports by kind (complete, or abort_<reason>) and final '
+                  'outcome (accepted, dropped_409, dropped_404, rejected, exhausted).',
+                  ['kind', 'outcome'],
+                  registry=REGISTRY)
+REPORT_RETRIES = Counter('oj_runner_report_retries_total',
+                         'Report attempts that were retried.',
+                         registry=REGISTRY)
+CASES = Counter('oj_runner_cases_judged_total',
+                'Cases judged, by verdict and language.', ['verdict', 'language'],
+                registry=REGISTRY)
+COMPILE_SECONDS = Histogram('oj_runner_compile_duration_seconds',
+                            'Wall time of compile steps, sandbox included.', ['language'],
+                            buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40),
+                            registry=REGISTRY)
+CASE_SECONDS = Histogram('oj_runner_case_duration_seconds',
+                         'Wall time of judging one case, sandbox included.', ['language'],
+                         buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+                         registry=REGISTRY)
+LIVE_CLAIMS = Gauge('oj_runner_live_claims',
+                    'Claims held (leases being renewed).',
+                    registry=REGISTRY)
+SANDBOXES_BUSY = Gauge('oj_runner_sandboxes_busy', 'Sandbox calls running now.', registry=REGISTRY)
+SANDBOXES_MAX = Gauge('oj_runner_sandboxes_max', 'MAX_CONTAINER_NUMBER.', registry=REGISTRY)
+HEARTBEAT_FAILURES = Counter('oj_runner_heartbeat_failures_total',
+                             'Heartbeats that were not accepted.',
+                             registry=REGISTRY)
+TESTDATA_HITS = Counter('oj_runner_testdata_cache_hits_total',
+                        'Job preparations served by the testdata cache.',
+                        registry=REGISTRY)
+TESTDATA_MISSES = Counter('oj_runner_testdata_cache_misses_total',
+                          'Job preparations that downloaded testdata.',
+                          registry=REGISTRY)
+TESTDATA_BYTES = Counter('oj_runner_testdata_download_bytes_total',
+                         'Bytes of testdata downloaded.',
+                         registry=REGISTRY)
+DRAIN_SECONDS = Gauge('oj_runner_drain_duration_seconds',
+                      'How long the last drain took.',
+                      registry=REGISTRY)
+DRAIN_LEFT = Gauge('oj_runner_drain_claims_left',
+                   'Claims the last drain left to lease expiry.',
+                   registry=REGISTRY)
+
+
+def count_cases(language: str, tasks) -> None:
+    """Every case of a finished job, CE and JE included, by its reported verdict."""
+    for task in tasks:
+        for case in task:
+            CASES.labels(case['status'], language).inc()
+
+
+def serve(port: int, addr: str = '0.0.0.0') -> None:
+    """Serve /metrics from a daemon thread."""
+    prometheus_client.start_http_server(port, addr=addr, registry=REGISTRY)
+
+
+class MeteredSandbox(Sandbox):
+    """The sandbox layer, counted and timed: a decorator the dispatcher uses
+    in place of the real sandbox, so neither layer knows about metrics."""
+
+    def __init__(self, inner: Sandbox, clock=time.monotonic):
+        self._inner = inner
+        self._clock = clock
+
+    def compile(self, job: SandboxJob) -> CompileResult:
+        with SANDBOXES_BUSY.track_inprogress():
+            started = self._clock()
+            try:
+                return self._inner.compile(job)
+            finally:
+                COMPILE_SECONDS.labels(job.language.name).observe(self._clock() - started)
+
+    def run_case(self, job: SandboxJob, case: CaseSpec) -> CaseResult:
+        with SANDBOXES_BUSY.track_inprogress():
+            started = self._clock()
+            try:
+                return self._inner.run_case(job, case)
+            finally:
+                CASE_SECONDS.labels(job.language.name).observe(self._clock() - started)
+
+    def release(self, job_key: str) -> None:
+        self._inner.release(job_key)
