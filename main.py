@@ -33,11 +33,18 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         epilog='settings (environment variables, default in brackets):\n' + SETTINGS_HELP +
         '\n\nexit codes: 0 clean stop, 1 identity refused, 2 bad configuration, '
         '3 drain left work to lease expiry')
+    parser.add_argument('--check',
+                        action='store_true',
+                        help='check that this host can judge (configuration, Docker, images, '
+                        'a known program per language, folders, Redis, backend), claim nothing')
     return parser.parse_args(argv)
 
 
 def main(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.environ) -> int:
-    parse_args(argv)
+    args = parse_args(argv)
+    if args.check:
+        from runner import check
+        return check.run(environ, sys.stdout)
     try:
         settings = Settings.from_env(environ)
     except ConfigError as exc:

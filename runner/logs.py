@@ -38,8 +38,8 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def configure_logging(level: str, fmt: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+def configure_logging(level: str, fmt: str, stream=None) -> None:
+    handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == 'json' else TextFormatter())
     handler.addFilter(JobFields())
     root = logging.getLogger()
