@@ -3,6 +3,7 @@ import http.client
 import io
 import json
 import logging
+import socket
 import threading
 import zipfile
 
@@ -225,6 +226,13 @@ def test_long_poll_is_released_when_the_backend_stops():
     assert not thread.is_alive() and answers[0] in (204, 'dropped')
     # The held call itself ended too, not only the client's connection.
     backend.events.wait_for('claim', outcome='no_job', timeout=TIMEOUT)
+
+
+def test_answers_are_not_held_back_by_nagle(backend, runner):
+    runner.next_job()  # the runner's session keeps its connection open
+    connections = list(backend._server._http._open)
+    assert connections
+    assert all(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for c in connections)
 
 
 @pytest.mark.parametrize('raw, expected', [(None, 0), ('0', 0), ('25', 25), ('2.5', 2.5),
