@@ -1,0 +1,232 @@
+"""Throughput and latency of one runner process against the local backend.
+
+    python -m bench.throughput [--submissions 120] [--claim-samples 10]
+
+1. Starts a `LocalBackend` (its default runner config: heartbeat 15 s, poll
+   interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
+   (LONG_POLL_SEC=25), judging in real Docker sandboxes.
+2. Claim latency with long-poll: on an idle runner, the time from a submit to
+   its claim, as the backend's event log records both.
+3. A batch: N submissions at once, mixed C, C++ and Python, six cases each.
+   Prints submissions per minute (first submit to last report) and the median
+   and p95 time from submit to report.
+4. Stops that runner (SIGTERM), starts another with long-poll off
+   (LONG_POLL_SEC=0) and measures the claim latency again.
+
+Submits on an idle runner come at a random moment within one poll interval
+after the evidence of idleness (the waiting long poll, or the empty claim):
+a runner that polls claims them somewhere within its interval, and that is
+what is sampled. Figures are printed, never asserted.
+"""
+import argparse
+import os
+import random
+import signal
+import statistics
+import tempfile
+import time
+from typing import Dict, List, Tuple
+
+from localbackend import LocalBackend, Problem
+from tests.process.runner_process import RunnerProcess
+
+PROBLEM_ID = 1
+WAIT_SEC = 600
+
+SOURCES = {
+    'c': (b'#include <stdio.h>\n'
+          b'int main(void) {\n'
+          b'    long long a, b;\n'
+          b'    if (scanf("%lld %lld", &a, &b) != 2) return 1;\n'
+          b'    printf("%lld\\n", a + b);\n'
+          b'    return 0;\n'
+          b'}\n'),
+    'cpp': (b'#include <iostream>\n'
+            b'int main() {\n'
+            b'    long long a, b;\n'
+            b'    std::cin >> a >> b;\n'
+            b'    std::cout << a + b << "\\n";\n'
+            b'}\n'),
+    'python':
+    b'a, b = map(int, input().split())\nprint(a + b)\n',
+}
+# One submission in five of each language is wrong, as in a real batch.
+WRONG = {
+    'c': SOURCES['c'].replace(b'a + b', b'a - b'),
+    'cpp': SOURCES['cpp'].replace(b'a + b', b'a - b'),
+    'python': SOURCES['python'].replace(b'a + b', b'a - b'),
+}
+
+
+def problem() -> Problem:
+    rng = random.Random(7)
+    tasks = []
+    for _ in range(2):
+        cases = []
+        for _ in range(3):
+            a, b = rng.randint(-10**12, 10**12), rng.randint(-10**12, 10**12)
+            cases.append((f'{a} {b}\n', f'{a + b}\n'))
+        tasks.append(cases)
+    return Problem.from_cases(PROBLEM_ID, tasks, name='A + B')
+
+
+def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int,
+                      env: Dict[str, str]) -> Tuple[RunnerProcess, str]:
+    """A runner that has judged one job of each language (testdata cached,
+    sandboxes started), and its runner id."""
+    backend.add_problem(problem())
+    name = f'bench-long-poll-{long_poll_sec}'
+    runner = RunnerProcess({
+        'BACKEND_URL': backend.url,
+        'RUNNER_REGISTRATION_TOKEN': backend.registration_token,
+        'SANDBOX_TOKEN': backend.sandbox_token,
+        'RUNNER_NAME': name,
+        'DATA_DIR': data_dir,
+        'LONG_POLL_SEC': str(long_poll_sec),
+        **env
+    })
+    try:
+        rid = backend.events.wait_for('register',
+                                      timeout=WAIT_SEC,
+                                      outcome='ok',
+                                      where=lambda e: e.data.get('name') == name).runner_id
+        backend.wait_results(
+            [backend.submit(PROBLEM_ID, language, SOURCES[language]) for language in SOURCES],
+            WAIT_SEC)
+    except Exception:
+        runner.kill()
+        raise RuntimeError('the runner did not judge its warm-up jobs:\n' + runner.log())
+    return runner, rid
+
+
+def stop_runner(runner: RunnerProcess) -> None:
+    runner.signal(signal.SIGTERM)
+    if runner.wait(WAIT_SEC) is None:
+        runner.kill()
+
+
+def landed_at(backend: LocalBackend, sid: str) -> float:
+    return backend.events.wait_for('complete',
+                                   timeout=WAIT_SEC,
+                                   outcome='landed',
+                                   submission_id=sid).at
+
+
+def submitted_at(backend: LocalBackend, sid: str) -> float:
+    return backend.events.wait_for('submit', timeout=0, submission_id=sid).at
+
+
+def claim_latencies(backend: LocalBackend, rid: str, long_poll: bool, samples: int,
+                    poll_interval_sec: float,
+                    rng: random.Random) -> Tuple[List[float], List[float]]:
+    """For `samples` submissions, each on an idle runner: the time from the
+    submit to its claim, and to the runner's first request with the payload in
+    hand (the download of its code)."""
+    latencies, fetches = [], []
+    languages = list(SOURCES)
+    for index in range(samples):
+        # Idle (the last result has landed): a poll after its last claim is
+        # being held (long-poll), or one after the landing came back empty.
+        if long_poll:
+            last_claim = backend.events.list('claim', runner_id=rid, outcome='ok')[-1]
+            backend.events.wait_for('long_poll',
+                                    timeout=WAIT_SEC,
+                                    since=last_claim.seq,
+                                    runner_id=rid)
+        else:
+            backend.events.wait_for('claim',
+                                    timeout=WAIT_SEC,
+                                    since=backend.events.last_seq,
+                                    runner_id=rid,
+                                    outcome='no_job')
+        # The arrival moment being sampled, not a synchronisation.
+        time.sleep(rng.uniform(0, poll_interval_sec))
+        sid = backend.submit(PROBLEM_ID, languages[index % 3], SOURCES[languages[index % 3]])
+        claim = backend.events.wait_for('claim', timeout=WAIT_SEC, outcome='ok', submission_id=sid)
+        code = backend.events.wait_for('code', timeout=WAIT_SEC, job_id=claim.job_id)
+        latencies.append(claim.at - submitted_at(backend, sid))
+        fetches.append(code.at - submitted_at(backend, sid))
+        backend.wait_result(sid, WAIT_SEC)
+    return latencies, fetches
+
+
+def batch(backend: LocalBackend, count: int) -> None:
+    languages = list(SOURCES)
+    sids = []
+    for index in range(count):
+        language = languages[index % 3]
+        source = WRONG[language] if index % 15 >= 12 else SOURCES[language]
+        sids.append(backend.submit(PROBLEM_ID, language, source))
+    results = backend.wait_results(sids, WAIT_SEC)
+    first = min(submitted_at(backend, sid) for sid in sids)
+    last = max(landed_at(backend, sid) for sid in sids)
+    turnaround = [landed_at(backend, sid) - submitted_at(backend, sid) for sid in sids]
+    verdicts: Dict[str, int] = {}
+    for result in results:
+        verdicts[result.verdict] = verdicts.get(result.verdict, 0) + 1
+    cases = sum(len(r.statuses) for r in results)
+    print(f'batch: {count} submissions (C, C++, Python in turn), {cases} cases; verdicts: ' +
+          ', '.join(f'{v} {n}' for v, n in sorted(verdicts.items())))
+    print(f'  throughput        {count / (last - first) * 60:8.1f} submissions/min '
+          f'({last - first:.1f} s from the first submit to the last report)')
+    print(f'  submit to report  median {statistics.median(turnaround):6.2f} s   '
+          f'p95 {p95(turnaround):6.2f} s   max {max(turnaround):6.2f} s')
+
+
+def p95(values: List[float]) -> float:
+    if len(values) < 2:
+        return values[0]
+    return statistics.quantiles(values, n=20, method='inclusive')[-1]
+
+
+def describe(label: str, latencies: List[float]) -> None:
+    print(f'  {label:<48} median {statistics.median(latencies) * 1000:8.1f} ms   '
+          f'p95 {p95(latencies) * 1000:8.1f} ms   max {max(latencies) * 1000:8.1f} ms')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--submissions', type=int, default=120)
+    parser.add_argument('--claim-samples', type=int, default=10)
+    parser.add_argument('--max-containers', type=int, default=None)
+    args = parser.parse_args()
+    env = {}
+    if args.max_containers is not None:
+        env['MAX_CONTAINER_NUMBER'] = str(args.max_containers)
+    rng = random.Random(1)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # One backend per runner: a stopped runner's long poll stays held by
+        # its backend for up to LONG_POLL_SEC and would claim the next phase's
+        # first submission.
+        with LocalBackend() as backend:
+            config = backend.settings.runner_config
+            poll_interval = float(config['poll_interval_sec'])
+            print(f'host: {os.cpu_count()} CPUs; backend config: {dict(config)}; '
+                  f'MAX_CONTAINER_NUMBER={env.get("MAX_CONTAINER_NUMBER", "8 (default)")}')
+            runner, rid = start_warm_runner(backend, os.path.join(tmp, 'long-poll'), 25, env)
+            try:
+                with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
+                                                 poll_interval, rng)
+                batch(backend, args.submissions)
+            finally:
+                stop_runner(runner)
+
+        with LocalBackend() as backend:
+            runner, rid = start_warm_runner(backend, os.path.join(tmp, 'polling'), 0, env)
+            try:
+                without_long_poll = claim_latencies(backend, rid, False, args.claim_samples,
+                                                    poll_interval, rng)
+            finally:
+                stop_runner(runner)
+
+        print(f'claim latency on an idle runner ({args.claim_samples} submissions each):')
+        describe('long-poll (LONG_POLL_SEC=25), submit to claim', with_long_poll[0])
+        describe('  submit to the runner fetching the code', with_long_poll[1])
+        describe(f'polling (LONG_POLL_SEC=0, {poll_interval:g} s), submit to claim',
+                 without_long_poll[0])
+        describe('  submit to the runner fetching the code', without_long_poll[1])
+
+
+if __name__ == '__main__':
+    main()
