@@ -20,7 +20,9 @@ import time
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import requests
+import urllib3.exceptions
 
+from runner.http_session import Interrupter
 from runner.reports import AbortReason
 from runner.waiting import Interrupted
 from runner.wire import (Claim, Registration, RunnerIdentity, WireError, parse_checksum,
@@ -35,6 +37,8 @@ HEARTBEAT_READ_TIMEOUT_SEC = 10
 # ordinary empty answer never arrives as a failed request.
 LONG_POLL_MARGIN_SEC = 10
 MAX_JSON_BYTES = 1024 * 1024
+# A JSON answer dripping in slower than this is abandoned.
+JSON_DEADLINE_SEC = 60
 _CHUNK_BYTES = 64 * 1024
 
 
@@ -115,14 +119,21 @@ class BackendClient:
         self._identity = identity
         self._clock = clock
         self._local = threading.local()
-        # urllib3 logs full request URLs (query strings included) at DEBUG.
-        logging.getLogger('urllib3').setLevel(logging.WARNING)
+        self._interrupter = Interrupter()
+        # urllib3 logs full request URLs (query strings included), even in
+        # some warnings (a malformed header names the URL).
+        logging.getLogger('urllib3').setLevel(logging.ERROR)
 
     def __repr__(self) -> str:
         runner = self._identity.runner_id if self._identity else None
         return f'BackendClient({self._base_url!r}, runner_id={runner!r})'
 
+    def interrupt(self) -> None:
+        """Cut this client's requests short, now and from now on (stop)."""
+        self._interrupter.interrupt()
+
     def with_identity(self, identity: RunnerIdentity) -> 'BackendClient':
+        """A new client (its own connections) carrying the identity."""
         return BackendClient(self._base_url,
                              sandbox_token=self._sandbox_token,
                              identity=identity,
@@ -216,7 +227,7 @@ class BackendClient:
     def _session(self) -> requests.Session:
         session = getattr(self._local, 'session', None)
         if session is None:
-            session = self._local.session = requests.Session()
+            session = self._local.session = self._interrupter.session()
         return session
 
     def _request(self,
@@ -274,10 +285,12 @@ class BackendClient:
         raise UnexpectedStatus(what, status)
 
     def _read_json(self, response: requests.Response, what: str) -> object:
-        body = b''.join(self._bounded_chunks(response, what, MAX_JSON_BYTES, None, None))
+        body = b''.join(
+            self._bounded_chunks(response, what, MAX_JSON_BYTES, JSON_DEADLINE_SEC, None))
         try:
             return json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
+            # RecursionError: a hostile body nested deeper than the parser goes.
             raise ProtocolError(f'{what}: the body is not JSON') from None
 
     @staticmethod
@@ -288,7 +301,7 @@ class BackendClient:
             raise ProtocolError(f'{what}: {exc}') from None
 
     def _bounded_chunks(self, response: requests.Response, what: str, max_bytes: int,
-                        deadline_sec: Optional[float], stop: Optional[threading.Event]):
+                        deadline_sec: float, stop: Optional[threading.Event]):
         """The body in chunks, bounded in size, total time and by stop.
 
         The read timeout bounds each socket read, not the transfer: a
@@ -296,17 +309,25 @@ class BackendClient:
         declared = response.headers.get('Content-Length', '')
         if declared.isdigit() and int(declared) > max_bytes:
             raise DownloadError(f'{what}: {declared} bytes is over the limit of {max_bytes}')
-        deadline = None if deadline_sec is None else self._clock() + deadline_sec
+        deadline = self._clock() + deadline_sec
         size = 0
         try:
-            for chunk in response.iter_content(_CHUNK_BYTES):
+            while True:
+                # read1: whatever one socket read brings (at most a chunk), so
+                # a body dripping a byte at a time still comes back here to
+                # meet its deadline. A stop also interrupts the socket.
+                chunk = response.raw.read1(_CHUNK_BYTES, decode_content=True)
                 if stop is not None and stop.is_set():
                     raise Interrupted(f'{what}: stopped')
+                if not chunk:
+                    return
                 size += len(chunk)
                 if size > max_bytes:
                     raise DownloadError(f'{what}: over the limit of {max_bytes} bytes')
-                if deadline is not None and self._clock() > deadline:
+                if self._clock() > deadline:
                     raise DownloadError(f'{what}: took longer than {deadline_sec:g} s')
                 yield chunk
-        except requests.RequestException as exc:
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            if stop is not None and stop.is_set():
+                raise Interrupted(f'{what}: stopped') from None
             raise TransportError(f'{what}: {type(exc).__name__}') from None

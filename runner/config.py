@@ -12,6 +12,7 @@ from typing import Callable, Mapping, Optional, TypeVar
 
 T = TypeVar('T')
 
+MAX_SECONDS = 86400  # a day: beyond, waits would overflow the platform's timeout
 LOG_LEVELS = ('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL')
 LOG_FORMATS = ('text', 'json')
 
@@ -170,8 +171,8 @@ def _seconds(raw: str) -> float:
         value = float(raw)
     except ValueError:
         raise ValueError('must be a number of seconds') from None
-    if value != value or value in (float('inf'), float('-inf')):
-        raise ValueError('must be a finite number of seconds')
+    if value != value or abs(value) > MAX_SECONDS:
+        raise ValueError(f'must be a number of seconds up to {MAX_SECONDS}')
     return value
 
 

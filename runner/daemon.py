@@ -1,6 +1,7 @@
 """The daemon's life: start the sandbox, register, run the threads, then
 drain on a stop signal or exit at once when the backend forgets the runner."""
 import logging
+import os
 import threading
 import time
 
@@ -65,6 +66,10 @@ class Daemon:
         self._settings = settings
         self._stop = stop
         self._identity_lost = threading.Event()
+        # Guards the moment a drain begins against an identity loss landing
+        # at the same time: one of the two paths wins, cleanly.
+        self._lock = threading.Lock()
+        self._draining = False
 
     def run(self) -> int:
         sandbox = start_sandbox(self._settings)
@@ -73,9 +78,12 @@ class Daemon:
         finally:
             sandbox.stop()
             sandbox.join(SANDBOX_STOP_SEC)
-            # Busy containers of runs cut short (identity loss, a drain out of
-            # budget) are not left running.
-            sandbox.remove_leftovers()
+            if not self._identity_lost.is_set():
+                # Busy containers of runs a drain cut short are not left
+                # running. After an identity loss they are left alone: killing
+                # them would turn their runs into JE reports on the way out;
+                # they end with their run, and the next start removes them.
+                sandbox.remove_leftovers()
 
     def _serve(self, sandbox: DockerSandbox) -> int:
         s = self._settings
@@ -93,11 +101,15 @@ class Daemon:
         except RegistrationRefused:
             log.error('the backend refused the registration token (401)')
             return EXIT_IDENTITY
-        if registration is None:
+        if registration is None or self._stop.is_set():
+            # Stopped during registration (even while its request was out).
             return EXIT_OK
         client = client.with_identity(registration.identity)
         config = registration.config
 
+        # The poller's own connections: stopping it cuts its long poll and
+        # downloads short without touching the heartbeat's or the sender's.
+        poller_client = client.with_identity(registration.identity)
         tracker = ActiveJobs()
         metrics.RUNNER.info({
             'name': s.runner_name,
@@ -107,7 +119,8 @@ class Daemon:
         metrics.LIVE_CLAIMS.set_function(lambda: len(tracker))
         metrics.SANDBOXES_MAX.set(s.max_container_number)
         folders = JobFolders(s.submission_dir, s.submission_backup_dir)
-        testdata = TestdataCache(s.testdata_root, client, make_locks(s.redis_url, s.testdata_root))
+        testdata = TestdataCache(s.testdata_root, poller_client,
+                                 make_locks(s.redis_url, s.testdata_root))
         sender = ResultSender(client, tracker, folders)
 
         def on_complete(job, tasks):
@@ -118,9 +131,9 @@ class Daemon:
         dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
                                 on_complete=on_complete,
                                 max_workers=s.max_container_number)
-        poller = Poller(client,
+        poller = Poller(poller_client,
                         tracker,
-                        Preparer(client, testdata, folders),
+                        Preparer(poller_client, testdata, folders),
                         dispatcher,
                         sender,
                         max_concurrent_jobs=config.max_concurrent_jobs,
@@ -134,11 +147,13 @@ class Daemon:
                  s.max_container_number)
 
         self._stop.wait()
-        if self._identity_lost.is_set():
-            log.error(
-                'the backend refused this runner\'s identity twice: exiting without a '
-                'drain; %d claim(s) return to the queue at lease expiry', len(tracker))
-            return EXIT_IDENTITY
+        with self._lock:
+            if self._identity_lost.is_set():
+                log.error(
+                    'the backend refused this runner\'s identity twice: exiting without a '
+                    'drain; %d claim(s) return to the queue at lease expiry', len(tracker))
+                return EXIT_IDENTITY
+            self._draining = True
         started = time.monotonic()
         outcome = drain(dispatcher=dispatcher,
                         poller=poller,
@@ -151,5 +166,14 @@ class Daemon:
         return EXIT_OK if outcome.clean else EXIT_DRAIN_INCOMPLETE
 
     def _on_identity_lost(self) -> None:
-        self._identity_lost.set()
-        self._stop.set()
+        """From the heartbeat thread, after two 401s in a row."""
+        with self._lock:
+            self._identity_lost.set()
+            self._stop.set()
+            draining = self._draining
+        if draining:
+            # The drain's reports would all be refused: exit at once, as the
+            # main thread would have had no drain started.
+            log.error('the backend refused this runner\'s identity during the drain: exiting '
+                      'at once; what is left returns to the queue at lease expiry')
+            os._exit(EXIT_IDENTITY)

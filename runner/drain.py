@@ -81,12 +81,14 @@ class DrainOutcome:
     aborted: int = 0
     in_flight_finished: bool = True
     reports_flushed: bool = True
+    reports_given_up: int = 0
     claims_left: int = 0
 
     @property
     def clean(self) -> bool:
         """Nothing was left to lease expiry."""
-        return self.in_flight_finished and self.reports_flushed and self.claims_left == 0
+        return (self.in_flight_finished and self.reports_flushed and self.reports_given_up == 0
+                and self.claims_left == 0)
 
 
 def drain(*,
@@ -97,10 +99,11 @@ def drain(*,
           claims: Callable[[], int],
           budget_sec: float,
           clock: Callable[[], float] = time.monotonic) -> DrainOutcome:
-    """Run the drain; `sender` is the result sender (submit, stop, join) and
-    `claims()` counts the live claims left."""
+    """Run the drain; `sender` is the result sender (submit, stop, join,
+    given_up) and `claims()` counts the live claims left."""
     deadline = Deadline(budget_sec, clock)
     outcome = DrainOutcome()
+    given_up_before = sender.given_up
     log.info('drain: started, budget %.0f s', budget_sec)
 
     dispatcher.stop_accepting()
@@ -131,13 +134,16 @@ def drain(*,
     else:
         log.error('drain: reports still unsent at the deadline; left to lease expiry')
 
+    # A report given up on released its claim, but its job waits for lease expiry.
+    outcome.reports_given_up = sender.given_up - given_up_before
     outcome.claims_left = claims()
     heartbeat.stop()
     heartbeat.join(deadline.remaining())
     if outcome.clean:
         log.info('drain: done, %d unstarted job(s) handed back', outcome.aborted)
     else:
-        log.error('drain: out of budget; %d claim(s) left to lease expiry', outcome.claims_left)
+        log.error('drain: %d claim(s) and %d undelivered report(s) left to lease expiry',
+                  outcome.claims_left, outcome.reports_given_up)
     return outcome
 
 

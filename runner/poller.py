@@ -84,7 +84,10 @@ class Poller:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop now: also cuts short a long poll or a download in progress (the
+        client must be the poller's own: its other users are cut too)."""
         self._stop.set()
+        self._client.interrupt()
 
     def join(self, timeout: Optional[float] = None) -> bool:
         """True when the thread has ended (or never started)."""

@@ -38,9 +38,11 @@ Sleep = Callable[[float], None]
 
 
 class ResultSender:
-    """`submit` queues a report; the thread delivers them in order.
+    """`submit` queues a report; a few threads deliver them, so one report
+    waiting out its retries does not hold up the others (a drain's aborts
+    behind a failing complete).
 
-    `stop()` asks the thread to end once everything queued before it has been
+    `stop()` asks the threads to end once everything queued before it has been
     sent or given up on; `join(timeout)` waits for that. Retry backoffs do not
     wake on `stop()`: stopping means flushing, and giving up early would turn
     deliverable drain aborts into lease expiries that spend an attempt. The
@@ -53,29 +55,46 @@ class ResultSender:
                  folders: JobFolders,
                  *,
                  sleep: Optional[Sleep] = None,
-                 rng: Optional[random.Random] = None):
+                 rng: Optional[random.Random] = None,
+                 workers: int = 4):
         self._client = client
         self._tracker = tracker
         self._folders = folders
         self._sleep = sleep or time.sleep
         self._rng = rng or random.Random()
         self._queue: 'queue.Queue[object]' = queue.Queue()
-        self._thread = threading.Thread(target=self._run, name='result-sender', daemon=True)
+        self._threads = [
+            threading.Thread(target=self._run, name=f'result-sender-{n}', daemon=True)
+            for n in range(workers)
+        ]
+        self._lock = threading.Lock()
+        self._given_up = 0
 
     def submit(self, report: Report) -> None:
         self._queue.put(report)
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
-        self._queue.put(_STOP)
+        # FIFO: every report queued before stop is taken before a sentinel.
+        for _ in self._threads:
+            self._queue.put(_STOP)
 
     def join(self, timeout: Optional[float] = None) -> bool:
-        """True when the thread has ended (or never started)."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-        return not self._thread.is_alive()
+        """True when the threads have ended (or never started)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.ident is not None:
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in self._threads)
+
+    @property
+    def given_up(self) -> int:
+        """Reports given up on after every retry (left to lease expiry)."""
+        with self._lock:
+            return self._given_up
 
     def pending(self) -> int:
         """Reports queued and not yet taken up (for logs)."""
@@ -85,9 +104,6 @@ class ResultSender:
         while True:
             item = self._queue.get()
             if item is _STOP:
-                left = self._queue.qsize()
-                if left:
-                    log.warning('%d report(s) submitted after stop are left to lease expiry', left)
                 return
             try:
                 self.process(item)
@@ -114,15 +130,16 @@ class ResultSender:
                       report.job_id)
             self._abort(AbortReport(report.job_id, AbortReason.REJECTED, report.job_dir))
         elif outcome is None:
+            self._count_given_up()
             log.error('giving up on the result of %s; its lease will expire', report.job_id)
             self._finalize(report.job_id, report.job_dir, keep=True)
         else:
+            self._finalize(report.job_id, report.job_dir, keep=False)
             if outcome is Outcome.ACCEPTED:
                 log.info('reported job %s: %s', report.job_id, _verdicts(report.tasks))
             else:
                 log.warning('result of %s dropped by the backend (%s)', report.job_id,
                             outcome.value)
-            self._finalize(report.job_id, report.job_dir, keep=False)
 
     def _abort(self, report: AbortReport) -> None:
         # Before sending: see the module docstring (ABA on re-claim).
@@ -131,6 +148,7 @@ class ResultSender:
                              lambda: self._client.abort(report.job_id, report.reason))
         _count(f'abort_{report.reason.value}', outcome)
         if outcome is None:
+            self._count_given_up()
             log.error('giving up on abort(%s) of %s; its lease will expire', report.reason.value,
                       report.job_id)
         elif outcome is Outcome.ACCEPTED:
@@ -139,6 +157,10 @@ class ResultSender:
         else:
             log.warning('abort(%s) of %s dropped by the backend (%s)', report.reason.value,
                         report.job_id, outcome.value)
+
+    def _count_given_up(self) -> None:
+        with self._lock:
+            self._given_up += 1
 
     def _send(self, what: str, call: Callable[[], Answer]) -> Optional[Outcome]:
         """The final outcome, or None when every retry failed."""

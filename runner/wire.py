@@ -27,6 +27,12 @@ class WireError(ValueError):
     """A body from the backend is not what SPEC §2 says; names the field."""
 
 
+# Bounds on what a backend may configure: beyond them a wait overflows the
+# platform's timeout or the runner would hold absurdly many claims.
+MAX_CONFIG_SECONDS = 3600
+MAX_CONCURRENT_JOBS = 1000
+
+
 @dataclasses.dataclass(frozen=True)
 class RunnerConfig:
     heartbeat_interval_sec: float = 15
@@ -235,8 +241,9 @@ def _optional_seconds(obj: Mapping[str, Any], field: str, default: float) -> flo
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise WireError(f'config.{field}: expected a number, got {_kind(value)}')
-    if not 0 < value < float('inf'):
-        raise WireError(f'config.{field}: expected a positive number, got {value}')
+    if not 0 < value <= MAX_CONFIG_SECONDS:
+        raise WireError(f'config.{field}: expected a positive number of seconds up to '
+                        f'{MAX_CONFIG_SECONDS}, got {value}')
     return value
 
 
@@ -246,8 +253,9 @@ def _optional_positive_int(obj: Mapping[str, Any], field: str, default: int) -> 
         return default
     if isinstance(value, bool) or not isinstance(value, int):
         raise WireError(f'config.{field}: expected an integer, got {_kind(value)}')
-    if value <= 0:
-        raise WireError(f'config.{field}: expected a positive integer, got {value}')
+    if not 0 < value <= MAX_CONCURRENT_JOBS:
+        raise WireError(f'config.{field}: expected a positive integer up to '
+                        f'{MAX_CONCURRENT_JOBS}, got {value}')
     return value
 
 

@@ -22,6 +22,9 @@ def started(job_id):
 
 def test_sigterm_finishes_in_flight_jobs_and_hands_back_unstarted_ones(e2e):
     backend = e2e.backend()  # max_concurrent_jobs 4
+    # A slow backend: the drain must wait for its reports, not exit before them.
+    backend.faults.latency('abort', seconds=1, count=3)
+    backend.faults.latency('complete', seconds=1, count=1)
     # One sandbox: the slow job (4 cases of 1 s) keeps the others from starting.
     runner = e2e.runner(backend, MAX_CONTAINER_NUMBER='1')
     slow = backend.submit(1, 'c', programs.SLOW_AC_C)
@@ -110,3 +113,43 @@ def test_a_job_submitted_after_an_idle_runner_stopped_is_not_claimed_by_it(e2e):
     assert backend.events.count('reclaim', submission_id=sid) == 0
     landed = backend.events.wait_for('claim', timeout=0, runner_id=successor_id, outcome='ok')
     assert (landed.submission_id, landed.attempts) == (sid, 1)
+
+
+def test_a_drain_out_of_budget_exits_3_and_the_job_is_judged_after_lease_expiry(e2e):
+    backend = e2e.backend(lease_ttl_sec=3)
+    hurried = e2e.runner(backend, DRAIN_TIMEOUT_SEC='1')
+    sid = backend.submit(1, 'c', programs.SLOW_AC_C)  # about 4 s of judging
+    job_id = job_of(backend, sid)
+    assert hurried.wait_for_line(started(job_id)), hurried.log()
+
+    # Its busy sandbox container is removed too (checked by stop).
+    assert e2e.stop(hurried) == 3, hurried.log()
+    assert hurried.wait_for_line(r'drain: out of budget'), hurried.log()
+
+    successor = e2e.runner(backend)
+    assert backend.wait_result(sid, TIMEOUT).verdict == 'AC'
+    assert backend.events.count('reclaim', job_id=job_id, outcome='requeued') == 1
+    assert backend.events.count('complete', outcome='landed', job_id=job_id) == 1
+    assert e2e.stop(successor) == 0
+
+
+def test_a_revoked_runner_exits_1_at_once_and_its_job_is_judged_by_another(e2e):
+    backend = e2e.backend(lease_ttl_sec=3)
+    revoked = e2e.runner(backend)
+    sid = backend.submit(1, 'c', programs.SLOW_AC_C)
+    job_id = job_of(backend, sid)
+    assert revoked.wait_for_line(started(job_id)), revoked.log()
+
+    backend.revoke(revoked.runner_id(backend))
+    assert revoked.wait(TIMEOUT) == 1, revoked.log()
+    assert 'drain: started' not in revoked.log()
+    assert e2e.containers(revoked) == []
+
+    successor = e2e.runner(backend)
+    assert backend.wait_result(sid, TIMEOUT).verdict == 'AC'
+    # The revoked runner may have tried to report before it noticed: refused.
+    completes = backend.events.list('complete', job_id=job_id)
+    assert {c.outcome for c in completes} <= {'unauthorized', 'landed'}
+    landed = [c for c in completes if c.outcome == 'landed']
+    assert [c.runner_id for c in landed] == [successor.runner_id(backend)]
+    assert e2e.stop(successor) == 0

@@ -1,4 +1,7 @@
+import docker
 import pytest
+
+from sandbox.docker_sandbox import ROOT_LABEL
 
 from tests.process.runner_process import RunnerProcess
 from tests.process.stub_backend import StubBackend
@@ -31,3 +34,11 @@ def start_runner(tmp_path):
     yield start
     for runner in started:
         runner.kill()
+    # A runner that exited on identity loss leaves its busy sandboxes to end
+    # by themselves (the next start would remove them): remove them here.
+    root = (tmp_path / 'data' / 'sandbox').resolve()
+    client = docker.from_env(timeout=60)
+    for container in client.containers.list(all=True,
+                                            ignore_removed=True,
+                                            filters={'label': f'{ROOT_LABEL}={root}'}):
+        container.remove(force=True)

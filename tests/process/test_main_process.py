@@ -99,3 +99,42 @@ def test_bad_configuration_exits_2_naming_the_setting(backend, start_runner, env
     assert len(lines) == 1 and setting in lines[0], lines
     assert 'regtok' not in lines[0]
     assert backend.calls == []
+
+
+def test_sigterm_cuts_an_idle_long_poll_short(backend, start_runner):
+    polling, release = threading.Event(), threading.Event()
+
+    def long_poll(call):
+        if 'wait=' in call.path:
+            polling.set()
+            release.wait(60)  # a backend holding the request until work arrives
+        return reply(204)
+
+    backend.serve_defaults()
+    backend.route('GET', r'/next-job', long_poll)
+    runner = start_runner(backend.url, LONG_POLL_SEC='25')
+    try:
+        assert polling.wait(60), runner.log()
+        runner.signal()
+        assert runner.wait(60) == 0, runner.log()
+    finally:
+        release.set()
+    # The poller let go of the request at once rather than waiting it out.
+    assert 'poller is still busy' not in runner.log()
+
+
+def test_identity_loss_during_a_drain_exits_1_at_once(backend, start_runner):
+    refused = threading.Event()
+    backend.serve_defaults(heartbeat_sec=0.2)
+    backend.route('POST', r'/heartbeat$', lambda c: reply(401 if refused.is_set() else 204))
+    backend.add_job('jb_long',
+                    time_limit_ms=3000,
+                    source=SLEEPER.replace(b'sleep(2)', b'sleep(100)'))
+    runner = start_runner(backend.url)
+    assert runner.wait_for_line(r'job jb_long .*judging started'), runner.log()
+    runner.signal()
+    assert runner.wait_for_line('drain: started'), runner.log()
+    refused.set()
+    assert runner.wait(60) == 1, runner.log()
+    assert 'during the drain' in runner.log()
+    assert backend.matching('PUT', r'/complete$') == []

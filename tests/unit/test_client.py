@@ -602,3 +602,86 @@ def test_no_secret_in_debug_logs_over_real_http(caplog):
         server.server_close()
     assert SIGNATURE not in caplog.text
     assert SANDBOX_TOKEN not in caplog.text
+
+
+@pytest.mark.parametrize('config, field', [
+    ({
+        'heartbeat_interval_sec': 1e10
+    }, 'heartbeat_interval_sec'),
+    ({
+        'poll_interval_sec': 3601
+    }, 'poll_interval_sec'),
+    ({
+        'max_concurrent_jobs': 10**9
+    }, 'max_concurrent_jobs'),
+])
+def test_register_refuses_config_beyond_sane_bounds(mock, config, field):
+    mock.post(f'{BASE}/runners/register',
+              status=201,
+              json={
+                  'runner_id': RN,
+                  'token': RUNNER_TOKEN,
+                  'config': config
+              })
+    with pytest.raises(ProtocolError, match=field):
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+def test_json_nested_beyond_the_parser_is_a_protocol_error(mock):
+    mock.post(f'{BASE}/runners/register', status=201, body='[' * 100000 + ']' * 100000)
+    with pytest.raises(ProtocolError):
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+def test_a_slow_drip_body_meets_its_deadline_and_stop():
+    """A real server dripping a byte at a time: the download ends at its
+    deadline, and at once when stopped (the socket is interrupted)."""
+    dripping = threading.Event()
+    done = threading.Event()
+
+    class Drip(http.server.BaseHTTPRequestHandler):
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header('Content-Length', '1000000')
+            self.end_headers()
+            dripping.set()
+            for _ in range(1000000):
+                if done.wait(0.05):
+                    return
+                try:
+                    self.wfile.write(b'x')
+                    self.wfile.flush()
+                except OSError:
+                    return
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Drip)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f'http://127.0.0.1:{server.server_address[1]}/code.zip?sig=secret'
+    try:
+        ticks = iter(range(10**6))
+        # Each read of the clock is a second later: the deadline passes after
+        # a few bytes, whatever the scheduling.
+        client = BackendClient(BASE, clock=lambda: float(next(ticks)))
+        stop = threading.Event()
+        with pytest.raises(DownloadError, match='longer than'):
+            client.download_code(url, max_bytes=10**6, deadline_sec=5, stop=stop)
+
+        dripping.clear()
+        client = BackendClient(BASE)
+
+        def stop_later():
+            dripping.wait(10)
+            stop.set()
+            client.interrupt()
+
+        threading.Thread(target=stop_later, daemon=True).start()
+        with pytest.raises(Interrupted):
+            client.download_code(url, max_bytes=10**6, deadline_sec=3600, stop=stop)
+    finally:
+        done.set()
+        server.shutdown()
+        server.server_close()

@@ -91,6 +91,7 @@ class Dispatcher(Part):
 def run(world, budget=BUDGET):
     sender = Part(world, 'sender')
     sender.submit = world.submit
+    sender.given_up = 0
     return drain(dispatcher=Dispatcher(world),
                  poller=Part(world, 'poller'),
                  sender=sender,
@@ -156,3 +157,25 @@ def test_claims_left_after_reporting_make_the_drain_unclean():
     world = World(Clock())
     world.claims = 1
     assert not run(world).clean
+
+
+def test_a_report_given_up_during_the_drain_makes_it_unclean():
+    world = World(Clock())
+
+    class GivingUp(Part):
+        given_up = 0
+
+        def join(self, timeout=None):
+            GivingUp.given_up = 1  # an abort(drain) exhausted its retries
+            return super().join(timeout)
+
+    sender = GivingUp(world, 'sender')
+    sender.submit = world.submit
+    outcome = drain(dispatcher=Dispatcher(world),
+                    poller=Part(world, 'poller'),
+                    sender=sender,
+                    heartbeat=Part(world, 'heartbeat'),
+                    claims=lambda: 0,
+                    budget_sec=BUDGET,
+                    clock=world.clock)
+    assert outcome.reports_given_up == 1 and not outcome.clean

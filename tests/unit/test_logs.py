@@ -45,3 +45,13 @@ def test_exceptions_stay_on_one_json_line(captured):
         logging.getLogger('x').exception('failed')
     (line, ) = captured.getvalue().splitlines()
     assert 'ValueError: boom' in json.loads(line)['exception']
+
+
+def test_url_query_strings_never_reach_a_line(captured):
+    configure_logging('INFO', 'text', captured)
+    logging.getLogger('urllib3.connection').error('Failed to parse headers (url=%s)',
+                                                  'http://h:1/problem/1/checksum?token=SECRET42')
+    logging.getLogger('x').warning("code at 'https://s3/c.zip?X-Amz-Signature=SIG&a=b' gone")
+    text = captured.getvalue()
+    assert 'SECRET42' not in text and 'SIG' not in text
+    assert 'http://h:1/problem/1/checksum?<redacted>' in text

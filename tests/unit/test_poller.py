@@ -59,6 +59,10 @@ class FakeClient:
         self.calls = []
         self.duration = duration
         self.time = time
+        self.interrupted = False
+
+    def interrupt(self):
+        self.interrupted = True
 
     def next_job(self, wait_sec=0):
         self.calls.append(wait_sec)
@@ -346,3 +350,9 @@ def test_stop_wakes_a_real_wait():
     assert gated.wait(JOIN_GUARD_SEC)
     poller.stop()
     assert poller.join(JOIN_GUARD_SEC)
+
+
+def test_stop_cuts_short_the_request_in_progress():
+    rig = Rig()
+    rig.poller.stop()
+    assert rig.client.interrupted

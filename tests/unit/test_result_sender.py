@@ -1,4 +1,5 @@
 import pathlib
+import threading
 
 import pytest
 
@@ -27,7 +28,9 @@ RETRIED = ['401', '5xx', 'connection error']
 class Rig:
     """Everything the sender touches writes into one ordered log."""
 
-    def __init__(self, complete=(), abort=()):
+    def __init__(self, complete=(), abort=(), sleep=None, workers=1):
+        # One worker unless a test is about several: the scripted answers and
+        # the ordered log assume one report at a time.
         self.log = []
         self.complete_answers = [ANSWERS[name] for name in complete]
         self.abort_answers = [ANSWERS[name] for name in abort]
@@ -37,8 +40,9 @@ class Rig:
         self.sender = ResultSender(self,
                                    self.tracker,
                                    self.folders,
-                                   sleep=self.sleeps.append,
-                                   rng=NoJitter())
+                                   sleep=sleep or self.sleeps.append,
+                                   rng=NoJitter(),
+                                   workers=workers)
 
     def complete(self, job_id, tasks):
         self.log.append(('complete', job_id))
@@ -55,10 +59,17 @@ class LoggingTracker(ActiveJobs):
     def __init__(self, log):
         super().__init__()
         self.log = log
+        self.released = threading.Condition()
 
     def remove(self, job_id):
         self.log.append(('release', job_id))
         super().remove(job_id)
+        with self.released:
+            self.released.notify_all()
+
+    def wait_empty_of(self, job_id, timeout):
+        with self.released:
+            return self.released.wait_for(lambda: job_id not in self.snapshot(), timeout)
 
 
 class FakeFolders:
@@ -266,7 +277,39 @@ def test_the_thread_survives_a_failing_report():
     assert len(rig.tracker) == 0
 
 
-def test_thread_is_a_daemon():
-    rig = Rig()
-    assert rig.sender._thread.daemon
+def test_threads_are_daemons():
+    rig = Rig(workers=3)
+    assert all(thread.daemon for thread in rig.sender._threads)
     assert rig.sender.join(0)
+
+
+def test_a_report_in_its_retries_does_not_hold_up_the_others():
+    retrying, release = threading.Event(), threading.Event()
+
+    def sleep(seconds):
+        retrying.set()
+        assert release.wait(JOIN_GUARD_SEC)
+
+    rig = Rig(complete=['5xx', '2xx'], abort=['2xx'], sleep=sleep, workers=2)
+    rig.tracker.add('jb_slow')
+    rig.tracker.add('jb_drained')
+    rig.sender.start()
+    rig.sender.submit(CompleteReport('jb_slow', JOB_DIR, TASKS))
+    assert retrying.wait(JOIN_GUARD_SEC)  # the complete waits out a backoff...
+    rig.sender.submit(AbortReport('jb_drained', AbortReason.DRAIN, JOB_DIR))
+    rig.sender.stop()
+    # ...while the abort behind it is delivered.
+    assert rig.tracker.wait_empty_of('jb_drained', JOIN_GUARD_SEC)
+    assert ('abort', 'jb_drained', 'drain') in rig.log
+    release.set()
+    assert rig.sender.join(JOIN_GUARD_SEC)
+    assert rig.log.count(('complete', 'jb_slow')) == 2 and rig.sender.given_up == 0
+
+
+def test_given_up_reports_are_counted():
+    rig = Rig(complete=['5xx'] * 6, abort=['5xx'] * 6)
+    rig.tracker.add('jb_1')
+    rig.tracker.add('jb_2')
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    rig.sender.process(AbortReport('jb_2', AbortReason.DRAIN, JOB_DIR))
+    assert rig.sender.given_up == 2
