@@ -20,8 +20,7 @@ def no_sandbox_outlives_the_session(tmp_path_factory):
         client.ping()
     except Exception:
         return  # no engine: no container either
-    for container in client.containers.list(all=True,
-                                            ignore_removed=True,
-                                            filters={'label': LABEL}):
+    for container in client.containers.list(all=True, ignore_removed=True, filters={'label':
+                                                                                    LABEL}):
         if container.labels.get(ROOT_LABEL, '').startswith(base):
             container.remove(force=True)
