@@ -6,7 +6,8 @@ refunded"), so it records facts with the store's own words, never tokens.
 Kinds and their outcomes:
 - `register`: ok | unauthorized | rejected
 - `heartbeat`: ok | unauthorized | rejected (data: renewed, ignored)
-- `claim`: ok | no_job | unauthorized (data: held = claims this runner holds after it)
+- `claim`: ok | no_job | unauthorized | abandoned (the caller had gone: nothing leased)
+  (data of ok: held = claims this runner holds after it)
 - `long_poll`: waiting (a `next-job?wait=N` found nothing and is holding the call)
 - `complete`: landed | stale_dropped | unauthorized | not_found | conflict | rejected
 - `abort`: requeued | converged | dropped | unauthorized | not_found | conflict | rejected

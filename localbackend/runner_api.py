@@ -95,7 +95,10 @@ class RunnerApi:
 
     def next_job(self, request: Request, params: Dict[str, str]) -> Response:
         wait = clamp_wait(request.query.get('wait'), self._store.settings.long_poll_max_sec)
-        answer = self._store.claim(params['rn'], request.bearer_token, wait)
+        answer = self._store.claim(params['rn'],
+                                   request.bearer_token,
+                                   wait,
+                                   caller_present=request.caller_present)
         if answer.outcome is Outcome.NO_JOB:
             return Response.empty(204)
         if answer.outcome is not Outcome.OK:

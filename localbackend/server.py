@@ -5,9 +5,11 @@ see parsed `wire.Request` values. Request lines are logged without their
 query strings, because the testdata channel carries SANDBOX_TOKEN and code
 URLs carry a signature there.
 """
+import functools
 import http.server
 import logging
 import re
+import select
 import socket
 import threading
 import urllib.parse
@@ -84,6 +86,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             },
             body=body,
             base_url=backend.base_url(self.headers.get('Host')),
+            caller_present=functools.partial(_connected, self.connection),
         )
         applied = backend.faults.take(route.endpoint) if route.endpoint else Applied()
         if applied:
@@ -137,6 +140,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+def _connected(sock: socket.socket) -> bool:
+    """False once the client has closed its side or reset the connection.
+
+    Called while a request is being answered, when the client has nothing more
+    to send: anything readable then is the end of the stream."""
+    try:
+        poller = select.poll()  # select() fails on descriptors above 1023
+        poller.register(sock, select.POLLIN)
+        if not poller.poll(0):
+            return True
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b''
+    except BlockingIOError:
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 class _HttpServer(http.server.ThreadingHTTPServer):

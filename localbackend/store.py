@@ -28,7 +28,7 @@ import logging
 import secrets
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from localbackend import auth, languages, zips
 from localbackend.clock import Clock, MonotonicClock
@@ -279,8 +279,17 @@ class Store:
                                })
             return Answer(Outcome.OK)
 
-    def claim(self, runner_id: object, token: object, wait_sec: float = 0.0) -> Answer:
-        """Lease the oldest queued job, holding the call up to `wait_sec` real seconds for one."""
+    def claim(self,
+              runner_id: object,
+              token: object,
+              wait_sec: float = 0.0,
+              caller_present: Callable[[], bool] = lambda: True) -> Answer:
+        """Lease the oldest queued job, holding the call up to `wait_sec` real seconds for one.
+
+        `caller_present()` is asked before a job is leased: a runner that
+        stopped while its long poll was held would never report the job, which
+        would then wait for lease expiry and lose an attempt.
+        """
         wait_sec = max(0.0, min(float(wait_sec), self._settings.long_poll_max_sec))
         deadline = time.monotonic() + wait_sec
         with self._cond:
@@ -293,6 +302,11 @@ class Store:
                 self._reclaim_expired()
                 job = self._oldest_queued()
                 remaining = deadline - time.monotonic()
+                if job is not None and not caller_present():
+                    self.events.append('claim', outcome='abandoned', runner_id=runner.runner_id)
+                    log.info('%s went away while its claim was held; nothing leased',
+                             runner.runner_id)
+                    return Answer(Outcome.NO_JOB)
                 if job is not None or self._closed or remaining <= 0:
                     break
                 if not waiting:

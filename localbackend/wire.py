@@ -15,6 +15,11 @@ class Request:
     headers: Mapping[str, str] = dataclasses.field(repr=False)
     body: bytes = dataclasses.field(repr=False)
     base_url: str = ''
+    # Whether the client is still connected: a held long poll must not lease a
+    # job to a caller that has gone.
+    caller_present: Callable[[], bool] = dataclasses.field(default=lambda: True,
+                                                           repr=False,
+                                                           compare=False)
 
     @property
     def bearer_token(self) -> Optional[str]:

@@ -194,6 +194,19 @@ def test_long_poll_holds_the_call_until_a_submission_arrives(backend, runner):
     assert answers[0].status_code == 200 and answers[0].json()['submission_id'] == sid
 
 
+def test_a_long_poll_whose_runner_went_away_leases_nothing(backend, runner):
+    held = socket.create_connection((backend._server.address[0], backend.port), timeout=TIMEOUT)
+    held.sendall(f'GET /runners/{runner.runner_id}/next-job?wait=60 HTTP/1.1\r\n'
+                 f'Host: localhost\r\nAuthorization: Bearer {runner.token}\r\n\r\n'.encode())
+    backend.events.wait_for('long_poll', timeout=TIMEOUT, runner_id=runner.runner_id)
+    held.close()  # the runner stopped: its held call has no one to answer
+    sid = backend.submit(1, 'c', 'x')
+    backend.events.wait_for('claim', timeout=TIMEOUT, outcome='abandoned')
+    answer = runner.next_job()
+    assert answer.status_code == 200 and answer.json()['submission_id'] == sid
+    assert backend.store.job_attempts(answer.json()['job_id']) == 1
+
+
 def test_long_poll_wakes_for_an_aborted_job(backend):
     first, second = HttpRunner(backend, 'a'), HttpRunner(backend, 'b')
     backend.submit(1, 'c', 'x')

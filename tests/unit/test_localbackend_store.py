@@ -170,6 +170,19 @@ def test_claims_are_served_oldest_first_and_a_requeued_job_comes_back_first():
     assert again.job_id == job.job_id
 
 
+def test_a_claim_whose_caller_has_gone_leases_nothing():
+    store = make_store()
+    runner_id, token = register(store)
+    store.submit(1, 'c', 'x')
+    gone = store.claim(runner_id, token, caller_present=lambda: False)
+    assert gone.outcome is Outcome.NO_JOB
+    assert store.events.list('claim')[-1].outcome == 'abandoned'
+    (queued, ) = store.queued_job_ids()
+    assert store.job_attempts(queued) == 0
+    assert store.claim(runner_id, token).value.job_id == queued
+    assert store.job_attempts(queued) == 1
+
+
 def test_claim_event_counts_claims_held_by_the_runner():
     store = make_store()
     runner_id, token = register(store)
