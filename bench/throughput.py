@@ -196,9 +196,8 @@ def main() -> None:
     rng = random.Random(1)
 
     with tempfile.TemporaryDirectory() as tmp:
-        # One backend per runner: a stopped runner's long poll stays held by
-        # its backend for up to LONG_POLL_SEC and would claim the next phase's
-        # first submission.
+        # One backend per runner, so that each phase starts from an empty
+        # queue and an event log of its own.
         with LocalBackend() as backend:
             config = backend.settings.runner_config
             poll_interval = float(config['poll_interval_sec'])

@@ -29,7 +29,9 @@ def test_5xx_bursts_on_complete_still_land_every_result_exactly_once(e2e):
     assert backend.events.count('fault') == 3
     assert backend.faults.rules() == []
     assert backend.events.count('reclaim') == 0 and backend.events.count('abort') == 0
-    assert runner.wait_for_line(r'complete jb_\w+ failed \(HTTP 500\), attempt 3 of 6')
+    # Every burst was met and retried (by whichever sender thread held a report).
+    for status in (503, 502, 500):
+        assert runner.wait_for_line(rf'complete jb_\w+ failed \(HTTP {status}\), attempt \d of 6')
     assert e2e.stop(runner) == 0
 
 

@@ -90,12 +90,10 @@ def test_after_sigkill_the_lease_expires_and_the_next_runner_judges_the_job_once
     assert e2e.stop(second) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='the drain joins the poller for at most 5 s and the process exits with '
-    'its long poll (LONG_POLL_SEC=25) still held by the backend, which hands the '
-    'next job to the stopped runner: it waits for lease expiry and spends an attempt')
 def test_a_job_submitted_after_an_idle_runner_stopped_is_not_claimed_by_it(e2e):
+    # The runner cuts its held long poll short when it stops, and the backend
+    # leases nothing to a caller that has gone: otherwise the job would wait
+    # for lease expiry and lose an attempt.
     backend = e2e.backend(lease_ttl_sec=3)
     idle = e2e.runner(backend, LONG_POLL_SEC='25')
     idle_id = idle.runner_id(backend)
@@ -124,7 +122,7 @@ def test_a_drain_out_of_budget_exits_3_and_the_job_is_judged_after_lease_expiry(
 
     # Its busy sandbox container is removed too (checked by stop).
     assert e2e.stop(hurried) == 3, hurried.log()
-    assert hurried.wait_for_line(r'drain: out of budget'), hurried.log()
+    assert hurried.wait_for_line(r'drain: .*left to lease expiry'), hurried.log()
 
     successor = e2e.runner(backend)
     assert backend.wait_result(sid, TIMEOUT).verdict == 'AC'
@@ -133,9 +131,10 @@ def test_a_drain_out_of_budget_exits_3_and_the_job_is_judged_after_lease_expiry(
     assert e2e.stop(successor) == 0
 
 
-def test_a_revoked_runner_exits_1_at_once_and_its_job_is_judged_by_another(e2e):
+def test_a_revoked_runner_exits_1_at_once_and_its_job_is_judged_by_another(e2e, tmp_path):
     backend = e2e.backend(lease_ttl_sec=3)
-    revoked = e2e.runner(backend)
+    host = tmp_path / 'host'
+    revoked = e2e.runner(backend, data_dir=host)
     sid = backend.submit(1, 'c', programs.SLOW_AC_C)
     job_id = job_of(backend, sid)
     assert revoked.wait_for_line(started(job_id)), revoked.log()
@@ -143,9 +142,10 @@ def test_a_revoked_runner_exits_1_at_once_and_its_job_is_judged_by_another(e2e):
     backend.revoke(revoked.runner_id(backend))
     assert revoked.wait(TIMEOUT) == 1, revoked.log()
     assert 'drain: started' not in revoked.log()
-    assert e2e.containers(revoked) == []
 
-    successor = e2e.runner(backend)
+    # Its busy sandboxes are left to end with their run; the host's next
+    # runner removes them when it starts (checked by stop).
+    successor = e2e.runner(backend, data_dir=host)
     assert backend.wait_result(sid, TIMEOUT).verdict == 'AC'
     # The revoked runner may have tried to report before it noticed: refused.
     completes = backend.events.list('complete', job_id=job_id)
