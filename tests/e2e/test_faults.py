@@ -105,3 +105,26 @@ def test_a_payload_that_is_not_json_is_left_to_lease_expiry_and_the_next_job_is_
     assert runner.wait_for_line(r'next-job failed: .*JSON'), runner.log()
     assert 'jb_half' not in runner.log()
     assert e2e.stop(runner) == 0
+
+
+def test_a_poison_job_claimed_again_by_the_same_runner_converges_to_je_after_three_attempts(e2e):
+    backend = e2e.backend()  # three attempts
+    payload, code_zip, _ = _wrong_typed(backend)
+    poison = backend.inject_job(payload, code_zip=code_zip)
+    runner = e2e.runner(backend)
+    runner_id = runner.runner_id(backend)
+
+    backend.events.wait_for('judge_error', timeout=TIMEOUT, job_id=poison)
+    good = backend.submit(1, 'python', programs.AC_PYTHON)
+    assert backend.wait_result(good, TIMEOUT).verdict == 'AC'
+
+    # After each 202 the same runner claimed the same job_id again at once.
+    claims = backend.events.list('claim', outcome='ok', job_id=poison)
+    assert [(c.runner_id, c.attempts) for c in claims] == [(runner_id, 1), (runner_id, 2),
+                                                           (runner_id, 3)]
+    aborts = backend.events.list('abort', job_id=poison)
+    assert [(a.reason, a.outcome)
+            for a in aborts] == [('prep_failed', 'requeued')] * 2 + [('prep_failed', 'converged')]
+    # Each claim was released exactly once: nothing is left held at the drain.
+    assert e2e.stop(runner) == 0, runner.log()
+    assert 'drain: done' in runner.log()

@@ -153,3 +153,26 @@ def test_a_revoked_runner_exits_1_at_once_and_its_job_is_judged_by_another(e2e, 
     landed = [c for c in completes if c.outcome == 'landed']
     assert [c.runner_id for c in landed] == [successor.runner_id(backend)]
     assert e2e.stop(successor) == 0
+
+
+@pytest.mark.xfail(strict=True,
+                   reason='the sandbox root is DATA_DIR/sandbox and a starting runner removes '
+                   'every container labelled with it (and its boxes/ and artifacts/ folders), '
+                   'so a second runner on the same DATA_DIR destroys the first one\'s running '
+                   'sandboxes: its in-flight submission lands as JE')
+def test_a_second_runner_on_the_same_data_dir_leaves_the_first_ones_sandboxes_alone(e2e, tmp_path):
+    # Several runners on one host share the testdata cache (the reason it has a
+    # cross-process lock); `docker compose up --scale runner=2` with the
+    # shipped compose file gives them one DATA_DIR.
+    backend = e2e.backend()
+    host = tmp_path / 'host'
+    first = e2e.runner(backend, data_dir=host)
+    sid = backend.submit(1, 'c', programs.SLOW_AC_C)
+    assert first.wait_for_line(started(job_of(backend, sid))), first.log()
+
+    second = e2e.runner(backend, data_dir=host)
+    assert second.wait_for_line(r'running: up to'), second.log()
+
+    assert backend.wait_result(sid, TIMEOUT).statuses == ('AC', ) * 4
+    assert e2e.stop(second) == 0, second.log()
+    assert e2e.stop(first) == 0, first.log()
