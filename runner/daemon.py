@@ -73,6 +73,7 @@ class Daemon:
 
     def run(self) -> int:
         sandbox = start_sandbox(self._settings)
+        log.info('sandbox folder: %s', sandbox.home)
         try:
             return self._serve(sandbox)
         finally:

@@ -82,8 +82,13 @@ class SandboxContainer:
         """
         sock_path = self.box / 'sock'
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        box_fd = os.open(self.box, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            listener.bind(str(sock_path))
+            # Through the folder's descriptor: a unix socket's path is limited
+            # to 107 bytes, and DATA_DIR may be deep.
+            listener.bind(f'/proc/self/fd/{box_fd}/sock')
+            os.close(box_fd)
+            box_fd = -1
             sock_path.chmod(0o666)
             listener.listen(1)
             listener.settimeout(self._limits.connect_timeout_sec)
@@ -126,6 +131,8 @@ class SandboxContainer:
             self.destroy()
             raise SandboxBroken(f'sandbox did not start: {type(exc).__name__}: {exc}') from None
         finally:
+            if box_fd >= 0:
+                os.close(box_fd)
             listener.close()
             sock_path.unlink(missing_ok=True)
         self._conn = conn

@@ -1,6 +1,7 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
 import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import logging
 import os
@@ -8,7 +9,8 @@ import pathlib
 import shutil
 import signal
 import threading
-from typing import Callable, Dict, Iterator, Optional, TypeVar
+import uuid
+from typing import IO, Callable, Dict, Iterator, Optional, TypeVar
 
 import docker
 import docker.errors
@@ -34,6 +36,10 @@ MAX_ARTIFACT_BYTES = 64 * MiB
 # The end of stderr, where a runtime reports that an allocation failed.
 STDERR_TAIL_BYTES = 4096
 ROOT_LABEL = 'oj-runner.root'
+# Each process has a folder of its own below the root (several runners may
+# share a DATA_DIR), alive while the process holds the lock on its `.alive`.
+INSTANCE_LABEL = 'oj-runner.instance'
+ALIVE = '.alive'
 
 _ENV = (
     ('PATH', '/usr/local/bin:/usr/bin:/bin'),
@@ -73,6 +79,8 @@ class DockerSandbox(Sandbox):
     def __init__(self, settings: SandboxSettings, client: Optional[docker.DockerClient] = None):
         self._settings = settings
         self._root = settings.root.resolve()
+        self._home = self._root / uuid.uuid4().hex[:12]
+        self._alive: Optional[IO] = None
         self._client = client or docker.DockerClient(base_url=settings.docker_url
                                                      or 'unix:///var/run/docker.sock',
                                                      timeout=settings.engine_timeout_sec)
@@ -81,9 +89,9 @@ class DockerSandbox(Sandbox):
                                  work_tmpfs_bytes=settings.work_bytes,
                                  tmp_tmpfs_bytes=settings.tmp_bytes,
                                  cpus=settings.container_cpus)
-        labels = {ROOT_LABEL: str(self._root)}
-        boxes = self._root / 'boxes'
-        self._artifacts = self._root / 'artifacts'
+        labels = {ROOT_LABEL: str(self._root), INSTANCE_LABEL: str(self._home)}
+        boxes = self._home / 'boxes'
+        self._artifacts = self._home / 'artifacts'
         self._cpu_slots = threading.BoundedSemaphore(settings.max_parallel_runs)
         self._lock = threading.Lock()
         self._static_bytes: Dict[pathlib.Path, int] = {}
@@ -94,7 +102,8 @@ class DockerSandbox(Sandbox):
                     for image in settings.images.values()})
 
     def start(self) -> None:
-        self.remove_leftovers()
+        self._claim_home()
+        self._remove_dead_instances()
         self._artifacts.mkdir(parents=True, exist_ok=True)
         self._pool.start()
 
@@ -104,21 +113,59 @@ class DockerSandbox(Sandbox):
     def join(self, timeout: Optional[float] = None) -> None:
         self._pool.join(timeout)
 
+    @property
+    def home(self) -> pathlib.Path:
+        """This process's own folder below the root (and its containers' label)."""
+        return self._home
+
     def check_image(self, image: str) -> None:
         """Raise docker.errors.ImageNotFound when `image` is not on this host."""
         self._client.images.get(image)
 
     def remove_leftovers(self) -> int:
-        """Remove containers a previous process on this root left behind (a crash)."""
-        found = self._client.containers.list(
-            all=True, ignore_removed=True, filters={'label': [LABEL, f'{ROOT_LABEL}={self._root}']})
+        """Remove this process's containers and folder (at exit: runs cut short)."""
+        removed = self._remove_containers({INSTANCE_LABEL: str(self._home)})
+        shutil.rmtree(self._home, ignore_errors=True)
+        if self._alive is not None:
+            self._alive.close()
+            self._alive = None
+        return removed
+
+    def _claim_home(self) -> None:
+        # Made under a hidden name and renamed once locked, so another process
+        # scanning the root never takes a folder being born for a dead one.
+        self._root.mkdir(parents=True, exist_ok=True)
+        birth = self._root / f'.new-{self._home.name}'
+        birth.mkdir()
+        self._alive = open(birth / ALIVE, 'w')
+        fcntl.flock(self._alive, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(birth, self._home)
+
+    def _remove_dead_instances(self) -> None:
+        """Containers and folders of processes gone without cleaning up (a
+        crash, a kill); those of live runners sharing the root are left alone."""
+        alive = {str(self._home)}
+        for folder in self._root.iterdir():
+            if folder == self._home or folder.name.startswith('.') or not folder.is_dir():
+                continue
+            if _held(folder / ALIVE):
+                alive.add(str(folder))
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+        for container in self._list({ROOT_LABEL: str(self._root)}):
+            if container.labels.get(INSTANCE_LABEL) not in alive:
+                _remove(container)
+
+    def _list(self, labels: Dict[str, str]):
+        return self._client.containers.list(
+            all=True,
+            ignore_removed=True,
+            filters={'label': [LABEL] + [f'{k}={v}' for k, v in labels.items()]})
+
+    def _remove_containers(self, labels: Dict[str, str]) -> int:
+        found = self._list(labels)
         for container in found:
-            try:
-                container.remove(force=True)
-            except docker.errors.NotFound:
-                pass
-        shutil.rmtree(self._root / 'boxes', ignore_errors=True)
-        shutil.rmtree(self._artifacts, ignore_errors=True)
+            _remove(container)
         return len(found)
 
     def compile(self, job: SandboxJob) -> CompileResult:
@@ -251,6 +298,29 @@ class DockerSandbox(Sandbox):
             yield container
         finally:
             self._pool.give_back(container, broken=container.broken)
+
+
+def _held(alive: pathlib.Path) -> bool:
+    """Whether a live process holds the lock of this `.alive` file."""
+    try:
+        with open(alive, 'r') as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            return False  # the lock is released when the file closes
+    except FileNotFoundError:
+        return False
+
+
+def _remove(container) -> None:
+    try:
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as exc:
+        # e.g. 409, a removal already in progress: it goes anyway.
+        log.warning('could not remove sandbox container %s: %s', container.name, exc)
 
 
 def _memory_cap_kb(limit_kb: int) -> int:

@@ -14,7 +14,7 @@ import docker.errors
 
 from localbackend import LocalBackend
 from sandbox.container import LABEL
-from sandbox.docker_sandbox import ROOT_LABEL
+from sandbox.docker_sandbox import INSTANCE_LABEL
 from tests.process.runner_process import REPO, RunnerProcess
 
 SAMPLES = REPO / 'localbackend' / 'samples'
@@ -43,8 +43,11 @@ class Runner(RunnerProcess):
         self.data_dir = pathlib.Path(env['DATA_DIR'])
 
     @property
-    def sandbox_root(self) -> pathlib.Path:
-        return (self.data_dir / 'sandbox').resolve()
+    def sandbox_home(self) -> str:
+        """This process's own sandbox folder (the root may be shared), as logged."""
+        assert self.wait_for_line(r'sandbox folder: '), self.log()
+        line = next(l for l in self.lines if 'sandbox folder: ' in l)
+        return line.split('sandbox folder: ', 1)[1].split(' [')[0].strip()
 
     def runner_id(self, backend: LocalBackend) -> str:
         """Its identity, from the backend's register event (names are unique per test)."""
@@ -105,7 +108,7 @@ class E2E:
         found = self._docker.containers.list(
             all=True,
             ignore_removed=True,
-            filters={'label': [LABEL, f'{ROOT_LABEL}={runner.sandbox_root}']})
+            filters={'label': [LABEL, f'{INSTANCE_LABEL}={runner.sandbox_home}']})
         return [c.name for c in found]
 
     def close(self) -> None:

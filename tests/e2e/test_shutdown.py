@@ -155,11 +155,6 @@ def test_a_revoked_runner_exits_1_at_once_and_its_job_is_judged_by_another(e2e, 
     assert e2e.stop(successor) == 0
 
 
-@pytest.mark.xfail(strict=True,
-                   reason='the sandbox root is DATA_DIR/sandbox and a starting runner removes '
-                   'every container labelled with it (and its boxes/ and artifacts/ folders), '
-                   'so a second runner on the same DATA_DIR destroys the first one\'s running '
-                   'sandboxes: its in-flight submission lands as JE')
 def test_a_second_runner_on_the_same_data_dir_leaves_the_first_ones_sandboxes_alone(e2e, tmp_path):
     # Several runners on one host share the testdata cache (the reason it has a
     # cross-process lock); `docker compose up --scale runner=2` with the
