@@ -135,7 +135,7 @@ def main():
     print(f'  direct on the host          {_median_ms(direct):8.2f} ms')
     print(f'  our sandbox                 {_median_ms(ours):8.2f} ms')
     print(f'  new container per case      {_median_ms(plain):8.2f} ms')
-    print(f'median per-case overhead over direct:')
+    print('median per-case overhead over direct:')
     print(f'  our sandbox                 {ours_over:8.2f} ms')
     print(f'  new container per case      {plain_over:8.2f} ms')
     print(f'  ratio (baseline / ours)     {plain_over / max(ours_over, 1e-3):8.1f} x')

@@ -14,7 +14,6 @@ from typing import IO, Callable, Dict, Iterator, Optional, TypeVar
 
 import docker
 import docker.errors
-import requests.exceptions
 
 from sandbox.container import LABEL, ContainerLimits, SandboxBroken, SandboxContainer
 from sandbox.job import CaseSpec, SandboxJob

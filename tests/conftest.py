@@ -1,13 +1,32 @@
-"""Session-wide: no sandbox container outlives the test session.
+"""Session-wide fixtures: the Docker engine for the tests that need it, and
+no sandbox container outliving the test session.
 
 A runner process that exits on purpose mid-work (identity loss, a kill) may
 leave a container the engine was still creating when it died; the runner's
 next start would remove it, but tests must leave nothing behind.
 """
+import docker
 import pytest
 
 from sandbox.container import LABEL
-from sandbox.docker_sandbox import ROOT_LABEL
+from sandbox.docker_sandbox import ROOT_LABEL, SandboxSettings
+
+
+@pytest.fixture(scope='session')
+def docker_client():
+    """Fails (never skips) when the engine or the images are missing: CI must
+    have them (scripts/setup.sh installs and starts both)."""
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception as exc:  # any failure here means the host is not set up
+        pytest.fail(f'Docker engine unavailable ({exc}); run scripts/setup.sh')
+    for image in (SandboxSettings.cpp_image, SandboxSettings.python_image):
+        try:
+            client.images.get(image)
+        except docker.errors.ImageNotFound:
+            pytest.fail(f'sandbox image {image} missing; run sandbox/images/build-offline.sh')
+    return client
 
 
 @pytest.fixture(scope='session', autouse=True)
@@ -15,7 +34,6 @@ def no_sandbox_outlives_the_session(tmp_path_factory):
     base = str(tmp_path_factory.getbasetemp().resolve())
     yield
     try:
-        import docker
         client = docker.from_env(timeout=60)
         client.ping()
     except Exception:

@@ -1,8 +1,5 @@
-"""Fixtures for tests that run real Docker sandboxes.
-
-They fail (never skip) when the engine or the images are missing: CI must
-have them (`scripts/setup.sh` installs and starts both).
-"""
+"""Fixtures for tests that run real Docker sandboxes (the engine itself:
+`docker_client` in tests/conftest.py)."""
 import pathlib
 import uuid
 
@@ -22,21 +19,6 @@ def _containers_of(client, root: pathlib.Path):
     return client.containers.list(all=True,
                                   ignore_removed=True,
                                   filters={'label': [LABEL, f'{ROOT_LABEL}={root.resolve()}']})
-
-
-@pytest.fixture(scope='session')
-def docker_client():
-    try:
-        client = docker.from_env(timeout=30)
-        client.ping()
-    except Exception as exc:  # any failure here means the host is not set up
-        pytest.fail(f'Docker engine unavailable ({exc}); run scripts/setup.sh')
-    for image in (SandboxSettings.cpp_image, SandboxSettings.python_image):
-        try:
-            client.images.get(image)
-        except docker.errors.ImageNotFound:
-            pytest.fail(f'sandbox image {image} missing; run sandbox/images/build-offline.sh')
-    return client
 
 
 @pytest.fixture(scope='session')

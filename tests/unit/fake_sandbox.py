@@ -182,3 +182,10 @@ class Completions:
 
     def next(self) -> Tuple[Job, List[List[dict]]]:
         return self.results.get(timeout=GUARD_SEC)
+
+
+def stop_and_join(dispatcher):
+    """Every entry a worker has taken is processed before it exits, so after
+    this the fake's record is final for everything dequeued so far."""
+    dispatcher.stop()
+    dispatcher.join(GUARD_SEC)

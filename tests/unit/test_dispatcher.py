@@ -16,33 +16,7 @@ from dispatcher.job import TaskMeta
 from sandbox.languages import Language
 from sandbox.results import CaseResult, CompileResult, Status
 from tests.unit.fake_sandbox import (COMPILE, GUARD_SEC, Completions, FakeSandbox, make_job,
-                                     ok_case)
-
-
-@pytest.fixture
-def make_dispatcher():
-    made = []
-
-    def make(sandbox, max_workers=1, start=True, on_complete=None):
-        completions = on_complete if on_complete is not None else Completions()
-        dispatcher = Dispatcher(sandbox, completions, max_workers)
-        made.append(dispatcher)
-        if start:
-            dispatcher.start()
-        return dispatcher, completions
-
-    yield make
-    for dispatcher in made:
-        dispatcher.stop()
-    for dispatcher in made:
-        dispatcher.join(GUARD_SEC)
-
-
-def stop_and_join(dispatcher):
-    """Every entry a worker has taken is processed before it exits, so after
-    this the fake's record is final for everything dequeued so far."""
-    dispatcher.stop()
-    dispatcher.join(GUARD_SEC)
+                                     stop_and_join, ok_case)
 
 
 def statuses(tasks):

@@ -2,35 +2,8 @@
 result being queued before the job leaves."""
 import threading
 
-import pytest
-
-from dispatcher.dispatcher import Dispatcher
-from tests.unit.fake_sandbox import COMPILE, GUARD_SEC, Completions, FakeSandbox, make_job
-
-
-@pytest.fixture
-def make_dispatcher():
-    made = []
-
-    def make(sandbox, max_workers=1, start=True, on_complete=None):
-        completions = on_complete if on_complete is not None else Completions()
-        dispatcher = Dispatcher(sandbox, completions, max_workers)
-        made.append(dispatcher)
-        if start:
-            dispatcher.start()
-        return dispatcher, completions
-
-    yield make
-    for dispatcher in made:
-        dispatcher.stop()
-    for dispatcher in made:
-        dispatcher.join(GUARD_SEC)
-
-
-def stop_and_join(dispatcher):
-    """Every entry a worker has taken is processed before it exits."""
-    dispatcher.stop()
-    dispatcher.join(GUARD_SEC)
+from tests.unit.fake_sandbox import (COMPILE, GUARD_SEC, Completions, FakeSandbox, make_job,
+                                     stop_and_join)
 
 
 def statuses(tasks):
