@@ -39,6 +39,8 @@ class JobContext:
         self.parked: List['CaseTask'] = []
         self.running = 0
         self.retired = False
+        # Retired because a newer generation of the same job_id took its place.
+        self.superseded = False
         self._sandbox_released = False
 
     @property

@@ -34,11 +34,19 @@ class Dispatcher:
     must only enqueue (and must not call back into the dispatcher).
     """
 
-    def __init__(self, sandbox: Sandbox, on_complete: OnComplete, max_workers: int):
+    def __init__(self,
+                 sandbox: Sandbox,
+                 on_complete: OnComplete,
+                 max_workers: int,
+                 on_superseded: Optional[Callable[[Job], None]] = None):
+        """`on_superseded(job)` is told when a superseded generation has no
+        sandbox call running any more: its job folder may go (it was never
+        reported, so nothing else removes it)."""
         if type(max_workers) is not int or max_workers < 1:
             raise ValueError(f'max_workers must be a positive int, got {max_workers!r}')
         self._sandbox = sandbox
         self._on_complete = on_complete
+        self._on_superseded = on_superseded
         self._max_workers = max_workers
         # Unbounded: handle() can never fail halfway through enqueueing a job.
         self._queue: 'queue.SimpleQueue[object]' = queue.SimpleQueue()
@@ -103,11 +111,12 @@ class Dispatcher:
             release_key = None
             if older is not None:
                 older.retire()
+                older.superseded = True
                 release_key = older.take_sandbox_release()
                 self._lock.notify_all()
         if older is not None:
             log.info('job %s: new generation supersedes %r', job.job_id, older)
-        self._release_sandbox(release_key)
+            self._release(older, release_key)
         return older is not None
 
     def stop_accepting(self) -> None:
@@ -125,8 +134,8 @@ class Dispatcher:
                 del self._current[ctx.job_id]
                 ctx.retire()
                 release_keys.append(ctx.take_sandbox_release())
-        for key in release_keys:
-            self._release_sandbox(key)
+        for ctx, key in zip(drained, release_keys):
+            self._release(ctx, key)
         return [ctx.job for ctx in drained]
 
     def wait_in_flight(self, timeout: float) -> bool:
@@ -180,7 +189,7 @@ class Dispatcher:
                     if ctx.complete:
                         self._complete(ctx)
                 release_key = ctx.take_sandbox_release()
-        self._release_sandbox(release_key)
+        self._release(ctx, release_key)
 
     def _is_current(self, ctx: JobContext) -> bool:
         return self._current.get(ctx.job_id) is ctx
@@ -256,10 +265,17 @@ class Dispatcher:
             log.exception('job %s: task %d case %d failed in the judge', ctx.job_id, task, case)
             return CaseResult.judge_error(f'judge error ({type(exc).__name__})')
 
-    def _release_sandbox(self, key: Optional[str]) -> None:
+    def _release(self, ctx: JobContext, key: Optional[str]) -> None:
+        """Free a retired generation's sandbox (when `key` says it is time) and,
+        for a superseded one, its job folder."""
         if key is None:
             return
         try:
             self._sandbox.release(key)
         except Exception:
             log.exception('sandbox release of %s failed', key)
+        if ctx.superseded and self._on_superseded is not None:
+            try:
+                self._on_superseded(ctx.job)
+            except Exception:
+                log.exception('cleaning up the superseded %r failed', ctx)

@@ -42,6 +42,10 @@ class ActiveJobs:
         with self._changed:
             return sum(self._counts.values())
 
+    def claims_of(self, job_id: str) -> int:
+        with self._changed:
+            return self._counts.get(job_id, 0)
+
     def snapshot(self) -> List[str]:
         """The distinct held job ids, for the heartbeat (one lease per id)."""
         with self._changed:

@@ -131,7 +131,8 @@ class Daemon:
 
         dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
                                 on_complete=on_complete,
-                                max_workers=s.max_container_number)
+                                max_workers=s.max_container_number,
+                                on_superseded=lambda job: folders.remove(job.job_dir))
         poller = Poller(poller_client,
                         tracker,
                         Preparer(poller_client, testdata, folders),

@@ -5,6 +5,8 @@
 3. abort every unstarted job with reason `drain`;
 4. wait for in-flight jobs, keeping a reserve of the budget for reporting;
 5. scan again for unstarted jobs (a late dispatch) and abort them as drain;
+   a poller still busy then is joined again (its claim's abort must reach
+   the sender before the sender stops), and the scan repeated;
 6. stop the dispatcher; 7. stop the result sender, which flushes its queue;
 8. stop the heartbeat, last: leases stay renewed until the final report.
 
@@ -122,6 +124,13 @@ def drain(*,
         log.error('drain: started jobs did not finish in time; left to lease expiry')
 
     outcome.aborted += _abort_unstarted(dispatcher, sender)
+
+    if not poller.join(0):
+        # Still busy past its share (a slow step of a prep): its claim must go
+        # back through the sender, so give it what remains but the reserve,
+        # then look for a late dispatch once more.
+        poller.join(deadline.remaining(keep=reserve))
+        outcome.aborted += _abort_unstarted(dispatcher, sender)
 
     dispatcher.stop()
     # Workers still running a case would only eat into the reporting reserve.

@@ -144,8 +144,15 @@ class ResultSender:
     def _abort(self, report: AbortReport) -> None:
         # Before sending: see the module docstring (ABA on re-claim).
         self._finalize(report.job_id, report.job_dir, keep=report.reason is AbortReason.REJECTED)
+        # A retry must not abort a later claim of the same job: once this
+        # runner holds more claims of it than right after the finalize, the
+        # backend had requeued it, so an earlier attempt landed (its answer
+        # was lost) or the lease expired. (No re-claim can come between the
+        # finalize and the first attempt: the job is not requeued yet.)
+        held = self._tracker.claims_of(report.job_id)
         outcome = self._send(f'abort({report.reason.value}) {report.job_id}',
-                             lambda: self._client.abort(report.job_id, report.reason))
+                             lambda: self._client.abort(report.job_id, report.reason),
+                             settled=lambda: self._tracker.claims_of(report.job_id) > held)
         _count(f'abort_{report.reason.value}', outcome)
         if outcome is None:
             self._count_given_up()
@@ -162,12 +169,19 @@ class ResultSender:
         with self._lock:
             self._given_up += 1
 
-    def _send(self, what: str, call: Callable[[], Answer]) -> Optional[Outcome]:
-        """The final outcome, or None when every retry failed."""
+    def _send(self,
+              what: str,
+              call: Callable[[], Answer],
+              settled: Optional[Callable[[], bool]] = None) -> Optional[Outcome]:
+        """The final outcome, or None when every retry failed. `settled()`,
+        asked before each retry, says the report is known to have landed."""
         for attempt in range(len(RETRY_DELAYS_SEC) + 1):
             if attempt:
                 metrics.REPORT_RETRIES.inc()
                 self._sleep(jittered(RETRY_DELAYS_SEC[attempt - 1], self._rng))
+                if settled is not None and settled():
+                    log.info('%s: the job is claimed again, so an earlier attempt landed', what)
+                    return Outcome.ACCEPTED
             try:
                 answer = call()
             except Exception:

@@ -10,7 +10,7 @@ import shutil
 import signal
 import threading
 import uuid
-from typing import IO, Callable, Dict, Iterator, Optional, TypeVar
+from typing import Callable, Dict, Iterator, Optional, TypeVar
 
 import docker
 import docker.errors
@@ -36,9 +36,8 @@ MAX_ARTIFACT_BYTES = 64 * MiB
 STDERR_TAIL_BYTES = 4096
 ROOT_LABEL = 'oj-runner.root'
 # Each process has a folder of its own below the root (several runners may
-# share a DATA_DIR), alive while the process holds the lock on its `.alive`.
+# share a DATA_DIR), alive while the process holds the lock on that folder.
 INSTANCE_LABEL = 'oj-runner.instance'
-ALIVE = '.alive'
 
 _ENV = (
     ('PATH', '/usr/local/bin:/usr/bin:/bin'),
@@ -79,7 +78,8 @@ class DockerSandbox(Sandbox):
         self._settings = settings
         self._root = settings.root.resolve()
         self._home = self._root / uuid.uuid4().hex[:12]
-        self._alive: Optional[IO] = None
+        self._alive: Optional[int] = None  # the locked descriptor of _home
+        self._locks_work = False
         self._client = client or docker.DockerClient(base_url=settings.docker_url
                                                      or 'unix:///var/run/docker.sock',
                                                      timeout=settings.engine_timeout_sec)
@@ -126,34 +126,47 @@ class DockerSandbox(Sandbox):
         removed = self._remove_containers({INSTANCE_LABEL: str(self._home)})
         shutil.rmtree(self._home, ignore_errors=True)
         if self._alive is not None:
-            self._alive.close()
+            os.close(self._alive)
             self._alive = None
         return removed
 
     def _claim_home(self) -> None:
         # Made under a hidden name and renamed once locked, so another process
         # scanning the root never takes a folder being born for a dead one.
+        # The lock is on the folder itself: deleting files in it changes nothing.
         self._root.mkdir(parents=True, exist_ok=True)
         birth = self._root / f'.new-{self._home.name}'
         birth.mkdir()
-        self._alive = open(birth / ALIVE, 'w')
-        fcntl.flock(self._alive, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._alive = os.open(birth, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(self._alive, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # A second open of the folder must see the lock; where flock is
+            # not enforced (some network filesystems) it would not.
+            self._locks_work = _held(birth)
+        except OSError:
+            self._locks_work = False
         os.rename(birth, self._home)
+        if not self._locks_work:
+            log.warning(
+                'file locks do not work under %s: sandboxes left by a crashed runner '
+                'there are not removed (remove them with: docker rm -f $(docker ps -aq '
+                '--filter label=%s=%s))', self._root, ROOT_LABEL, self._root)
 
     def _remove_dead_instances(self) -> None:
         """Containers and folders of processes gone without cleaning up (a
-        crash, a kill); those of live runners sharing the root are left alone."""
-        alive = {str(self._home)}
-        for folder in self._root.iterdir():
-            if folder == self._home or folder.name.startswith('.') or not folder.is_dir():
-                continue
-            if _held(folder / ALIVE):
-                alive.add(str(folder))
-            else:
-                shutil.rmtree(folder, ignore_errors=True)
+        crash, a kill); those of live runners sharing the root are left alone.
+        Each container is judged on its own, at removal time: a container only
+        exists once its owner's folder is locked, so a runner starting right
+        now is never taken for dead."""
+        if not self._locks_work:
+            return
         for container in self._list({ROOT_LABEL: str(self._root)}):
-            if container.labels.get(INSTANCE_LABEL) not in alive:
+            owner = container.labels.get(INSTANCE_LABEL)
+            if owner != str(self._home) and (owner is None or not _held(pathlib.Path(owner))):
                 _remove(container)
+        for folder in self._root.iterdir():
+            if folder != self._home and not folder.name.startswith('.') and not _held(folder):
+                shutil.rmtree(folder, ignore_errors=True)
 
     def _list(self, labels: Dict[str, str]):
         return self._client.containers.list(
@@ -299,17 +312,23 @@ class DockerSandbox(Sandbox):
             self._pool.give_back(container, broken=container.broken)
 
 
-def _held(alive: pathlib.Path) -> bool:
-    """Whether a live process holds the lock of this `.alive` file."""
+def _held(folder: pathlib.Path) -> bool:
+    """Whether a live process holds the lock of this instance folder. When it
+    cannot be told (an odd filesystem), the answer is yes: never take a live
+    runner's sandboxes for dead ones."""
     try:
-        with open(alive, 'r') as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            return False  # the lock is released when the file closes
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:
         return False
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False  # nobody holds it (released with the descriptor)
+    except OSError:
+        return True  # BlockingIOError: held; anything else: cannot tell
+    finally:
+        os.close(fd)
 
 
 def _remove(container) -> None:

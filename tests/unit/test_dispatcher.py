@@ -466,3 +466,22 @@ def test_on_complete_failure_is_logged_and_the_job_leaves(make_dispatcher, caplo
         fake.wait_for(lambda f: len(f.released_keys()) == 1)
     assert dispatcher.wait_in_flight(0)
     assert any('on_complete failed' in record.getMessage() for record in caplog.records)
+
+
+def test_a_superseded_generation_is_handed_over_for_cleanup_after_its_last_call():
+    fake = FakeSandbox()
+    fake.hold('old', (0, 0))
+    retired = []
+    dispatcher = Dispatcher(fake, Completions(), 1, on_superseded=retired.append)
+    dispatcher.start()
+    try:
+        dispatcher.handle(make_job('old', cases=(2, ), job_id='jb_x'))
+        fake.wait_entered('old', (0, 0))
+        dispatcher.handle(make_job('new', cases=(2, ), job_id='jb_x'))
+        # Its case is still running in the old folder: not yet.
+        assert retired == []
+        fake.let_go('old', (0, 0))
+        fake.wait_for(lambda f: f.calls_of('new', 'run'))
+    finally:
+        stop_and_join(dispatcher)
+    assert [job.job_dir.name for job in retired] == ['old']

@@ -57,7 +57,7 @@ class World:
 
     def drain_unstarted(self):
         self.log.append('scan')
-        return list(self.unstarted.pop(0))
+        return list(self.unstarted.pop(0)) if self.unstarted else []
 
     def wait_in_flight(self, timeout):
         return self.waited('wait_in_flight', timeout)
@@ -113,6 +113,7 @@ def test_steps_run_in_the_spec_order():
         'wait_in_flight',
         'scan',
         ('submit', AbortReport.for_job(job(2), AbortReason.DRAIN)),
+        'poller.join',  # is it done? (yes: no second wait, no third scan)
         'dispatcher.stop',
         'dispatcher.join',
         'sender.stop',
@@ -179,3 +180,29 @@ def test_a_report_given_up_during_the_drain_makes_it_unclean():
                     budget_sec=BUDGET,
                     clock=world.clock)
     assert outcome.reports_given_up == 1 and not outcome.clean
+
+
+def test_a_poller_busy_past_its_share_is_joined_again_before_the_sender_stops():
+    world = World(Clock(), unstarted=([], [], [job(3)]))
+
+    class SlowPoller(Part):
+        joins = 0
+
+        def join(self, timeout=None):
+            SlowPoller.joins += 1
+            self.world.log.append(f'poller.join {SlowPoller.joins}')
+            return SlowPoller.joins >= 3  # its share, the check, then done
+
+    sender = Part(world, 'sender')
+    sender.submit = world.submit
+    sender.given_up = 0
+    drain(dispatcher=Dispatcher(world),
+          poller=SlowPoller(world, 'poller'),
+          sender=sender,
+          heartbeat=Part(world, 'heartbeat'),
+          claims=lambda: 0,
+          budget_sec=BUDGET,
+          clock=world.clock)
+    late_abort = ('submit', AbortReport.for_job(job(3), AbortReason.DRAIN))
+    assert world.log.index('poller.join 3') < world.log.index(late_abort)
+    assert world.log.index(late_abort) < world.log.index('sender.stop')

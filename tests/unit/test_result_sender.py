@@ -313,3 +313,27 @@ def test_given_up_reports_are_counted():
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
     rig.sender.process(AbortReport('jb_2', AbortReason.DRAIN, JOB_DIR))
     assert rig.sender.given_up == 2
+
+
+def test_an_abort_retry_never_returns_a_later_claim_of_the_same_job():
+    """The first abort landed but its answer was lost; during the backoff the
+    poller claims the job again. The retry must not hand that claim back."""
+    rig = None
+
+    def sleep(seconds):
+        rig.tracker.add('jb_1')  # the re-claim
+
+    rig = Rig(abort=['connection error', '2xx'], sleep=sleep)
+    rig.tracker.add('jb_1')
+    rig.sender.process(AbortReport('jb_1', AbortReason.PREP_FAILED, JOB_DIR))
+    assert [e for e in rig.log if e[0] == 'abort'] == [('abort', 'jb_1', 'prep_failed')]
+    assert len(rig.tracker) == 1  # the new claim's count stands
+    assert rig.sender.given_up == 0
+
+
+def test_an_older_claim_of_the_same_job_does_not_stop_abort_retries():
+    rig = Rig(abort=['5xx', '2xx'])
+    rig.tracker.add('jb_1')  # an older generation, still held
+    rig.tracker.add('jb_1')  # the claim being aborted
+    rig.sender.process(AbortReport('jb_1', AbortReason.PREP_FAILED, JOB_DIR))
+    assert [e for e in rig.log if e[0] == 'abort'] == [('abort', 'jb_1', 'prep_failed')] * 2

@@ -1,0 +1,118 @@
+"""Several runners on one DATA_DIR: a starting runner removes the sandboxes of
+dead ones (a crash, a kill) and never those of live ones. Fake engine."""
+import fcntl
+import os
+
+import pytest
+
+from sandbox.container import LABEL
+from sandbox.docker_sandbox import INSTANCE_LABEL, ROOT_LABEL, DockerSandbox, SandboxSettings
+
+
+class FakeContainer:
+
+    def __init__(self, engine, name, labels):
+        self.engine, self.name, self.labels = engine, name, labels
+
+    def remove(self, force=False):
+        self.engine.removed.append(self.name)
+
+
+class FakeEngine:
+
+    def __init__(self):
+        self.containers = self
+        self.all = []
+        self.removed = []
+
+    def add(self, name, **labels):
+        self.all.append(FakeContainer(self, name, {LABEL: '1', **labels}))
+
+    def list(self, filters=None, **ignored):
+        wanted = dict(f.split('=', 1) for f in filters['label'] if '=' in f)
+        return [
+            c for c in self.all
+            if c.name not in self.removed and all(c.labels.get(k) == v for k, v in wanted.items())
+        ]
+
+
+@pytest.fixture
+def root(tmp_path):
+    return (tmp_path / 'sandbox').resolve()
+
+
+def start(root, engine):
+    sandbox = DockerSandbox(SandboxSettings(root=root, spares_per_image=0), client=engine)
+    sandbox.start()
+    return sandbox
+
+
+def live_instance(root, name):
+    """Another process's folder, locked as a live runner holds it."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return folder, fd
+
+
+def test_dead_instances_go_and_live_ones_stay(root):
+    engine = FakeEngine()
+    live, fd = live_instance(root, 'live')
+    (live / 'artifacts').mkdir()
+    dead = root / 'dead'
+    (dead / 'boxes').mkdir(parents=True)
+    engine.add('live-1', **{ROOT_LABEL: str(root), INSTANCE_LABEL: str(live)})
+    engine.add('dead-1', **{ROOT_LABEL: str(root), INSTANCE_LABEL: str(dead)})
+    engine.add('gone-1', **{ROOT_LABEL: str(root), INSTANCE_LABEL: str(root / 'gone')})
+    engine.add('old-format', **{ROOT_LABEL: str(root)})
+    sandbox = start(root, engine)
+    try:
+        assert sorted(engine.removed) == ['dead-1', 'gone-1', 'old-format']
+        assert live.is_dir() and (live / 'artifacts').is_dir() and not dead.exists()
+    finally:
+        sandbox.stop()
+        sandbox.remove_leftovers()
+        os.close(fd)
+
+
+def test_a_live_runner_whose_files_were_deleted_stays_alive(root):
+    engine = FakeEngine()
+    live, fd = live_instance(root, 'live')
+    engine.add('live-1', **{ROOT_LABEL: str(root), INSTANCE_LABEL: str(live)})
+    sandbox = start(root, engine)
+    try:
+        assert engine.removed == []
+    finally:
+        sandbox.stop()
+        sandbox.remove_leftovers()
+        os.close(fd)
+
+
+def test_two_sandboxes_on_one_root_see_each_other_alive(root):
+    engine = FakeEngine()
+    first = start(root, engine)
+    engine.add('first-1', **{ROOT_LABEL: str(root), INSTANCE_LABEL: str(first.home)})
+    second = start(root, engine)
+    try:
+        assert engine.removed == [] and first.home.is_dir()
+    finally:
+        second.stop()
+        second.remove_leftovers()
+        first.stop()
+        assert first.remove_leftovers() == 1
+    assert engine.removed == ['first-1'] and not first.home.exists()
+
+
+def test_where_locks_are_not_enforced_nothing_of_others_is_removed(root, monkeypatch):
+    engine = FakeEngine()
+    dead = root / 'dead'
+    dead.mkdir(parents=True)
+    engine.add('dead-1', **{ROOT_LABEL: str(root), INSTANCE_LABEL: str(dead)})
+    monkeypatch.setattr(fcntl, 'flock', lambda fd, op: None)  # a no-op flock
+    sandbox = start(root, engine)
+    try:
+        assert engine.removed == [] and dead.is_dir()
+    finally:
+        sandbox.stop()
+        sandbox.remove_leftovers()
