@@ -116,6 +116,8 @@ class SandboxContainer:
                 tmpfs={
                     '/work': f'size={lim.work_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
                     '/tmp': f'size={lim.tmp_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
+                    # POSIX semaphores and shared memory (no System V IPC).
+                    '/dev/shm': 'size=16m,mode=1777,noexec,nosuid,nodev',
                 },
                 volumes={str(self.box): {
                              'bind': BOX,

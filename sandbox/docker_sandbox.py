@@ -342,11 +342,13 @@ def _remove(container) -> None:
 
 
 def _memory_cap_kb(limit_kb: int) -> int:
-    """The address-space cap of a run (RLIMIT_DATA), well above its limit: a
-    program that goes over its limit is measured over it (MLE) rather than
-    crashing on a failed allocation; allocations beyond the cap fail, which
-    runtimes report as out-of-memory errors (MLE too)."""
-    return 2 * limit_kb + 64 * 1024
+    """The address-space cap of a run (RLIMIT_DATA), far above its limit: MLE
+    is judged on the peak resident memory measured, and the container's memory
+    cgroup bounds the host. The cap only turns absurd allocations into a
+    runtime's out-of-memory error (MLE too), and leaves room for the stacks of
+    a few threads (each reserves RLIMIT_STACK, which is the memory limit, so
+    that deep recursion works)."""
+    return 8 * limit_kb + 64 * 1024
 
 
 def _copy_tree(src: pathlib.Path, dst: pathlib.Path) -> None:

@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
@@ -64,6 +65,7 @@
 #define SCRATCH_DIR "/work"
 #define TMP_DIR "/tmp"
 #define MQUEUE_DIR "/dev/mqueue"
+#define SHM_DIR "/dev/shm"
 
 static int sock = -1;
 
@@ -188,10 +190,11 @@ static int wipe(const char *path) {
     return clean ? 0 : -1;
 }
 
-/* /dev/mqueue is writable (open() creates queues there without mq_open). */
+/* /dev/mqueue is writable (open() creates queues there without mq_open);
+ * /dev/shm holds POSIX semaphores and shared memory (Python's multiprocessing). */
 static int wipe_all(void) {
-    int a = wipe(SCRATCH_DIR), b = wipe(TMP_DIR), c = wipe(MQUEUE_DIR);
-    return a || b || c ? -1 : 0;
+    int a = wipe(SCRATCH_DIR), b = wipe(TMP_DIR), c = wipe(MQUEUE_DIR), d = wipe(SHM_DIR);
+    return a || b || c || d ? -1 : 0;
 }
 
 /* The working folder links to every entry of the read-only job folder: the
@@ -327,15 +330,17 @@ static void set_limit(int resource, long long value) {
 /* Refuses what outlives a process (System V IPC, POSIX message queues) and,
  * when `nofork`, new processes: fork/vfork fail with EAGAIN as at a process
  * limit, clone only makes threads, clone3 says ENOSYS so that libc falls back
- * to clone, whose flags the filter can see. Jump offsets count the
+ * to clone, whose flags the filter can see; and memory files, which would
+ * hold memory outside the program's resident set. Jump offsets count the
  * instructions skipped. */
 static int install_filter(int nofork) {
     struct sock_filter no_processes[] = {
         PREFIX
-        ON(__NR_shmget, 12),
-        ON(__NR_msgget, 11),
-        ON(__NR_semget, 10),
-        ON(__NR_mq_open, 9),
+        ON(__NR_shmget, 13),
+        ON(__NR_msgget, 12),
+        ON(__NR_semget, 11),
+        ON(__NR_mq_open, 10),
+        ON(__NR_memfd_create, 9),
         ON(__NR_fork, 6),
         ON(__NR_vfork, 5),
         ON(__NR_clone3, 5),
@@ -362,6 +367,42 @@ static int install_filter(int nofork) {
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
+/* Writes by path only below the folders a run may use (Landlock): a program
+ * shares our uid, and /proc/self lets its owner reset its peak-memory mark
+ * (clear_refs) or lower its OOM-killer score. Kernels without Landlock are
+ * left as they are. */
+static int restrict_writes(void) {
+    struct landlock_ruleset_attr attr = {.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE};
+    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0) return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -1;
+    static const char *writable[] = {SCRATCH_DIR, TMP_DIR,     MQUEUE_DIR, SHM_DIR,
+                                     "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
+                                     "/dev/pts"};
+    for (size_t i = 0; i < sizeof writable / sizeof *writable; i++) {
+        int fd = open(writable[i], O_PATH | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct landlock_path_beneath_attr rule = {.allowed_access = LANDLOCK_ACCESS_FS_WRITE_FILE,
+                                                  .parent_fd = fd};
+        syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+        close(fd);
+    }
+    int r = (int)syscall(__NR_landlock_restrict_self, ruleset, 0);
+    close(ruleset);
+    return r;
+}
+
+/* The run, not PID 1, is the OOM killer's choice when the container runs out
+ * of memory (else a program could have the supervisor killed: a JE). Its
+ * /proc/self is ours only once it is dumpable (exec resets that anyway). */
+static int first_to_be_killed(void) {
+    prctl(PR_SET_DUMPABLE, 1);
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int ok = write(fd, "1000", 4) == 4;
+    close(fd);
+    return ok ? 0 : -1;
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_fd, int report_fd) {
     sigset_t none;
@@ -380,6 +421,8 @@ static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     umask(022);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) goto fail;
+    if (rq->nofork && (first_to_be_killed() < 0 || restrict_writes() < 0)) goto fail;
     if (install_filter((int)rq->nofork) < 0) goto fail;
     execvpe(rq->argv[0], rq->argv, rq->envp);
 fail:;

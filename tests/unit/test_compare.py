@@ -27,3 +27,10 @@ def test_matches_ignoring_trailing_whitespace_and_empty_lines(actual, expected):
 ])
 def test_differs(actual, expected):
     assert not outputs_match(actual, expected)
+
+
+def test_long_runs_of_inner_whitespace_are_compared_in_linear_time():
+    # Quadratic matching would take hours on this (the test's timeout fails it).
+    actual = b' ' * (4 << 20) + b'x\n'
+    assert not outputs_match(actual, b'x\n')
+    assert outputs_match(actual, b' ' * (4 << 20) + b'x   \n')

@@ -1,0 +1,16 @@
+# Ordinary threads work: threading, a thread pool, multiprocessing's thread pool.
+import concurrent.futures
+import multiprocessing.pool
+import threading
+
+seen = []
+threads = [threading.Thread(target=seen.append, args=(i, )) for i in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+with concurrent.futures.ThreadPoolExecutor(4) as pool:
+    squares = sum(pool.map(lambda x: x * x, range(100)))
+with multiprocessing.pool.ThreadPool(2) as pool:
+    total = sum(pool.map(abs, range(10)))
+print(len(seen), squares, total)
