@@ -63,6 +63,7 @@ class SandboxContainer:
         (self.box / 'job').mkdir(mode=0o755)
         self.name = f'oj-sandbox-{uuid.uuid4().hex[:12]}'
         self._container = None
+        self._destroyed = False
         self._conn: Optional[socket.socket] = None
         self._lock = threading.Lock()
 
@@ -179,13 +180,17 @@ class SandboxContainer:
             return response
 
     def destroy(self) -> None:
-        """Kill and remove the container, and delete the box. Idempotent."""
+        """Kill and remove the container, and delete the box. Idempotent.
+
+        By name, not by handle: a create call that timed out on our side may
+        still have made the container on the engine's."""
         self._close_conn()
-        if self._container is not None:
+        if not self._destroyed:
             try:
-                self._container.remove(force=True)
+                self._client.api.remove_container(self.name, force=True)
+                self._destroyed = True
             except docker.errors.NotFound:
-                pass
+                self._destroyed = True
             except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
                 log.error('could not remove sandbox container %s: %s', self.name, exc)
             self._container = None

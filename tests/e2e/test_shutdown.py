@@ -31,7 +31,11 @@ def test_sigterm_finishes_in_flight_jobs_and_hands_back_unstarted_ones(e2e):
     waiting = [backend.submit(1, 'python', programs.AC_PYTHON) for _ in range(3)]
     assert runner.wait_for_line(started(job_of(backend, slow))), runner.log()
     for sid in waiting:
-        backend.events.wait_for('claim', timeout=TIMEOUT, outcome='ok', submission_id=sid)
+        # The runner's own word: the backend's claim event only says the
+        # answer was sent, and a stop cuts an answer still on the wire.
+        job_id = backend.events.wait_for('claim', timeout=TIMEOUT, outcome='ok',
+                                         submission_id=sid).job_id
+        assert runner.wait_for_line(rf'claimed job {job_id} '), runner.log()
     runner_id = runner.runner_id(backend)
 
     assert e2e.stop(runner, signal.SIGTERM) == 0, runner.log()
