@@ -338,24 +338,35 @@ class Store:
                 code_path = self.code_path(job.job_id)
             return Answer(Outcome.OK, ServedJob(job.job_id, job.payload, code_path))
 
+    def _held_job(self, kind: str, runner_id: object, token: object, job_id: object):
+        """Lock held. For a report (`kind`: complete or abort): the job this
+        runner holds and the event fields, or the refusal in the SPEC's order
+        of precedence: 401, then 404, then 409."""
+        runner = self._authenticate(kind, runner_id, token, job_id=job_id)
+        if runner is None:
+            return None, {}, Answer(Outcome.UNAUTHORIZED,
+                                    error='identity unknown, revoked or expired')
+        self._reclaim_expired()
+        job = self._job(job_id)
+        fields = dict(runner_id=runner.runner_id, job_id=job_id if job is None else job.job_id)
+        if job is None:
+            self.events.append(kind, outcome='not_found', **fields)
+            return None, fields, Answer(Outcome.NOT_FOUND,
+                                        error='job unknown (finished, dropped or never issued)')
+        fields['submission_id'] = job.submission_id
+        if not job.leased or job.holder != runner.runner_id:
+            self.events.append(kind, outcome='conflict', **fields)
+            return None, fields, Answer(Outcome.CONFLICT,
+                                        error='job is not held by this runner (reclaimed)')
+        return job, fields, None
+
     def complete(self, runner_id: object, token: object, job_id: object,
                  report: Union[Report, ReportError]) -> Answer:
         """Land a result. `report` is the parsed body, or why it could not be parsed."""
         with self._cond:
-            runner = self._authenticate('complete', runner_id, token, job_id=job_id)
-            if runner is None:
-                return Answer(Outcome.UNAUTHORIZED, error='identity unknown, revoked or expired')
-            self._reclaim_expired()
-            job = self._job(job_id)
-            fields = dict(runner_id=runner.runner_id, job_id=job_id if job is None else job.job_id)
-            if job is None:
-                self.events.append('complete', outcome='not_found', **fields)
-                return Answer(Outcome.NOT_FOUND,
-                              error='job unknown (finished, dropped or never issued)')
-            fields['submission_id'] = job.submission_id
-            if not job.leased or job.holder != runner.runner_id:
-                self.events.append('complete', outcome='conflict', **fields)
-                return Answer(Outcome.CONFLICT, error='job is not held by this runner (reclaimed)')
+            job, fields, refusal = self._held_job('complete', runner_id, token, job_id)
+            if refusal is not None:
+                return refusal
             problem = str(report) if isinstance(report, ReportError) else shape_error(
                 report, job.case_counts)
             if problem is not None:
@@ -384,20 +395,9 @@ class Store:
               reason: Optional[AbortReason]) -> Answer:
         """Give a claim back. `reason` is None when the body had no valid reason (400)."""
         with self._cond:
-            runner = self._authenticate('abort', runner_id, token, job_id=job_id)
-            if runner is None:
-                return Answer(Outcome.UNAUTHORIZED, error='identity unknown, revoked or expired')
-            self._reclaim_expired()
-            job = self._job(job_id)
-            fields = dict(runner_id=runner.runner_id, job_id=job_id if job is None else job.job_id)
-            if job is None:
-                self.events.append('abort', outcome='not_found', **fields)
-                return Answer(Outcome.NOT_FOUND,
-                              error='job unknown (finished, dropped or never issued)')
-            fields['submission_id'] = job.submission_id
-            if not job.leased or job.holder != runner.runner_id:
-                self.events.append('abort', outcome='conflict', **fields)
-                return Answer(Outcome.CONFLICT, error='job is not held by this runner (reclaimed)')
+            job, fields, refusal = self._held_job('abort', runner_id, token, job_id)
+            if refusal is not None:
+                return refusal
             if reason is None:
                 self.events.append('abort', outcome='rejected', **fields)
                 return Answer(Outcome.REJECTED,
@@ -412,7 +412,7 @@ class Store:
                                reason=reason.value,
                                attempts=job.attempts,
                                **fields)
-            log.info('%s aborted %s (%s): %s', runner.runner_id, job.job_id, reason.value,
+            log.info('%s aborted %s (%s): %s', fields['runner_id'], job.job_id, reason.value,
                      outcome.value)
             return Answer(outcome)
 

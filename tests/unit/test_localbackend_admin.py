@@ -7,16 +7,7 @@ import pytest
 import requests
 
 from localbackend import LocalBackend, build_zip
-from tests.unit.test_localbackend_helpers import (REG, SANDBOX, TIMEOUT, HttpRunner, body_for,
-                                                  start_backend)
-
-
-@pytest.fixture
-def backend():
-    backend = start_backend()
-    yield backend
-    backend.stop()
-    backend.join(TIMEOUT)
+from tests.unit.test_localbackend_helpers import REG, SANDBOX, TIMEOUT, HttpRunner, body_for
 
 
 def b64(data: bytes) -> str:

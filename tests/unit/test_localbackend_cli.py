@@ -8,7 +8,6 @@ import sys
 import threading
 import zipfile
 
-import pytest
 import requests
 
 from localbackend import cli
@@ -17,14 +16,6 @@ from tests.unit.test_localbackend_helpers import TIMEOUT, HttpRunner, case, star
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / 'localbackend' / 'samples'
-
-
-@pytest.fixture
-def backend():
-    backend = start_backend()
-    yield backend
-    backend.stop()
-    backend.join(TIMEOUT)
 
 
 class SampleJudge:

@@ -9,14 +9,6 @@ from tests.unit.test_localbackend_helpers import SANDBOX, TIMEOUT, HttpRunner, s
 
 
 @pytest.fixture
-def backend():
-    backend = start_backend()
-    yield backend
-    backend.stop()
-    backend.join(TIMEOUT)
-
-
-@pytest.fixture
 def runner(backend):
     return HttpRunner(backend)
 

@@ -16,14 +16,6 @@ from tests.unit.test_localbackend_helpers import (REG, SANDBOX, TIMEOUT, HttpRun
 
 
 @pytest.fixture
-def backend():
-    backend = start_backend()
-    yield backend
-    backend.stop()
-    backend.join(TIMEOUT)
-
-
-@pytest.fixture
 def runner(backend):
     return HttpRunner(backend, 'first')
 
