@@ -38,6 +38,9 @@ VARIABLES = (
     ('DOCKER_URL', 'unix:///var/run/docker.sock', 'Docker engine'),
     ('SANDBOX_IMAGE_CPP', 'oj-sandbox-cpp:latest', 'sandbox image for C and C++'),
     ('SANDBOX_IMAGE_PYTHON', 'oj-sandbox-python:latest', 'sandbox image for Python 3'),
+    ('SANDBOX_MEMORY_MB', '1536',
+     'memory of one sandbox container, MiB (above the largest memoryLimit and the 1 GiB '
+     'compile bound)'),
     ('LONG_POLL_SEC', '25', 'wait asked of next-job, seconds; 0 turns long-poll off'),
     ('OUTPUT_LIMIT', str(32 * 1024 * 1024), 'bytes per stream a program may write (OLE above)'),
     ('REPORT_OUTPUT_LIMIT', '8192', 'bytes per stream reported to the backend'),
@@ -73,6 +76,7 @@ class Settings:
     metrics_port: Optional[int]
     sandbox_image_cpp: str
     sandbox_image_python: str
+    sandbox_memory_mb: int
 
     @classmethod
     def from_env(cls,
@@ -108,6 +112,8 @@ class Settings:
             sandbox_image_cpp=env.text('SANDBOX_IMAGE_CPP', _DEFAULTS['SANDBOX_IMAGE_CPP']),
             sandbox_image_python=env.text('SANDBOX_IMAGE_PYTHON',
                                           _DEFAULTS['SANDBOX_IMAGE_PYTHON']),
+            sandbox_memory_mb=env.parse('SANDBOX_MEMORY_MB', _DEFAULTS['SANDBOX_MEMORY_MB'],
+                                        _positive_int),
         )
 
     def __repr__(self) -> str:

@@ -42,7 +42,8 @@ def sandbox_settings(settings: Settings) -> SandboxSettings:
                            report_limit=settings.report_output_limit,
                            docker_url=settings.docker_url,
                            cpp_image=settings.sandbox_image_cpp,
-                           python_image=settings.sandbox_image_python)
+                           python_image=settings.sandbox_image_python,
+                           container_memory_bytes=settings.sandbox_memory_mb * 1024 * 1024)
 
 
 def start_sandbox(settings: Settings) -> DockerSandbox:

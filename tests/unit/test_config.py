@@ -85,6 +85,7 @@ def test_registration_token_is_required(value):
     ('DRAIN_TIMEOUT_SEC', '-1'),
     ('DRAIN_TIMEOUT_SEC', 'nan'),
     ('DRAIN_TIMEOUT_SEC', 'inf'),
+    ('DRAIN_TIMEOUT_SEC', '1e10'),
     ('LONG_POLL_SEC', '-1'),
     ('LONG_POLL_SEC', 'soon'),
     ('OUTPUT_LIMIT', '0'),
@@ -99,6 +100,8 @@ def test_registration_token_is_required(value):
     ('BACKEND_URL', 'http://web:99999'),
     ('BACKEND_URL', 'http://web/?x=1'),
     ('REDIS_URL', 'http://cache'),
+    ('SANDBOX_MEMORY_MB', '0'),
+    ('SANDBOX_MEMORY_MB', 'lots'),
 ])
 def test_invalid_values_name_the_setting(name, value):
     with pytest.raises(ConfigError) as caught:
