@@ -96,10 +96,6 @@ class ResultSender:
         with self._lock:
             return self._given_up
 
-    def pending(self) -> int:
-        """Reports queued and not yet taken up (for logs)."""
-        return self._queue.qsize()
-
     def _run(self) -> None:
         while True:
             item = self._queue.get()

@@ -88,12 +88,14 @@ class Dispatcher(Part):
         return getattr(self.world, name)
 
 
-def run(world, budget=BUDGET):
-    sender = Part(world, 'sender')
+def run(world, budget=BUDGET, poller=None, sender=None):
+    """The drain over the world's fakes; `poller`/`sender` replace theirs."""
+    sender = sender or Part(world, 'sender')
     sender.submit = world.submit
-    sender.given_up = 0
+    if not hasattr(sender, 'given_up'):
+        sender.given_up = 0
     return drain(dispatcher=Dispatcher(world),
-                 poller=Part(world, 'poller'),
+                 poller=poller or Part(world, 'poller'),
                  sender=sender,
                  heartbeat=Part(world, 'heartbeat'),
                  claims=lambda: world.claims,
@@ -170,15 +172,7 @@ def test_a_report_given_up_during_the_drain_makes_it_unclean():
             GivingUp.given_up = 1  # an abort(drain) exhausted its retries
             return super().join(timeout)
 
-    sender = GivingUp(world, 'sender')
-    sender.submit = world.submit
-    outcome = drain(dispatcher=Dispatcher(world),
-                    poller=Part(world, 'poller'),
-                    sender=sender,
-                    heartbeat=Part(world, 'heartbeat'),
-                    claims=lambda: 0,
-                    budget_sec=BUDGET,
-                    clock=world.clock)
+    outcome = run(world, sender=GivingUp(world, 'sender'))
     assert outcome.reports_given_up == 1 and not outcome.clean
 
 
@@ -193,16 +187,7 @@ def test_a_poller_busy_past_its_share_is_joined_again_before_the_sender_stops():
             self.world.log.append(f'poller.join {SlowPoller.joins}')
             return SlowPoller.joins >= 3  # its share, the check, then done
 
-    sender = Part(world, 'sender')
-    sender.submit = world.submit
-    sender.given_up = 0
-    drain(dispatcher=Dispatcher(world),
-          poller=SlowPoller(world, 'poller'),
-          sender=sender,
-          heartbeat=Part(world, 'heartbeat'),
-          claims=lambda: 0,
-          budget_sec=BUDGET,
-          clock=world.clock)
+    run(world, poller=SlowPoller(world, 'poller'))
     late_abort = ('submit', AbortReport.for_job(job(3), AbortReason.DRAIN))
     assert world.log.index('poller.join 3') < world.log.index(late_abort)
     assert world.log.index(late_abort) < world.log.index('sender.stop')
