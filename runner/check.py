@@ -18,7 +18,7 @@ import docker.errors
 import requests
 
 from runner.config import ConfigError, Settings
-from sandbox.docker_sandbox import DockerSandbox
+from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, check_image
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
@@ -85,12 +85,15 @@ def _docker_checks(settings: Settings):
     images_ok = True
     for image in (settings.sandbox_image_cpp, settings.sandbox_image_python):
         try:
-            client.images.get(image)
+            check_image(client, image)
             yield Check(f'image {image}', True, 'present')
         except docker.errors.ImageNotFound:
             images_ok = False
             yield Check(f'image {image}', False, 'missing',
                         'build it: sandbox/images/build-offline.sh (or docker load it)')
+        except ImageMismatch as exc:
+            images_ok = False
+            yield Check(f'image {image}', False, 'built for another runner version', str(exc))
     if not images_ok:
         return
     # A root of its own: the check never touches a running runner's sandboxes.

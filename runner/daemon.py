@@ -23,7 +23,7 @@ from runner.registration import RegistrationRefused, register
 from runner.reports import CompleteReport
 from runner.result_sender import ResultSender
 from runner.testdata import TestdataCache
-from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
+from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, SandboxSettings
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ def start_sandbox(settings: Settings) -> DockerSandbox:
     except docker.errors.ImageNotFound as exc:
         raise StartupError(f'sandbox image missing ({exc.explanation}); build it with '
                            'sandbox/images/build-offline.sh') from None
+    except ImageMismatch as exc:
+        raise StartupError(str(exc)) from None
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise StartupError(f'Docker engine unreachable at DOCKER_URL ({exc})') from None
     return sandbox

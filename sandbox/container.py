@@ -28,8 +28,14 @@ log = logging.getLogger(__name__)
 
 SUPERVISOR = '/usr/local/bin/judge-supervisor'
 BOX = '/box'
-SANDBOX_UID = '61000:61000'
+# The supervisor starts as root only to become a uid of its own (61001) with
+# these capabilities and no other; every run is uid 61000 with none. A run
+# then cannot act on PID 1 (its limits, priority, affinity) nor,
+# through it, on any later run (supervisor.c says why each is needed).
+SUPERVISOR_START_UID = '0:0'
+SUPERVISOR_CAPS = ('KILL', 'SETGID', 'SETUID', 'SETPCAP')
 LABEL = 'oj-runner.sandbox'
+PROTOCOL_LABEL = 'oj-sandbox.protocol'
 # Extra time granted over a run's own wall bound for the supervisor to clean
 # up and stream the outputs back before the host gives up on it.
 TRANSFER_GRACE_SEC = 15.0
@@ -41,11 +47,17 @@ class SandboxBroken(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class ContainerLimits:
+    """Every writable place is a tmpfs capped in bytes and in inodes: what a
+    run leaves there costs the wipe after it at most that many removals."""
     memory_bytes: int
     pids: int
-    work_tmpfs_bytes: int
-    tmp_tmpfs_bytes: int
+    work_tmpfs_bytes: int  # compiles write here; cases only read their links here
+    tmp_tmpfs_bytes: int  # what a case may write, outside its judged memory
     cpus: float
+    work_inodes: int = 16384  # the job's top-level files (chaos/) are linked here
+    tmp_inodes: int = 256
+    shm_bytes: int = 1024 * 1024  # POSIX semaphores
+    shm_inodes: int = 64
     connect_timeout_sec: float = 20.0
 
 
@@ -98,7 +110,7 @@ class SandboxContainer:
                 self.image,
                 command=[SUPERVISOR, f'{BOX}/sock'],
                 name=self.name,
-                user=SANDBOX_UID,
+                user=SUPERVISOR_START_UID,
                 working_dir='/work',
                 environment={
                     'PATH': '/usr/local/bin:/usr/bin:/bin',
@@ -108,6 +120,7 @@ class SandboxContainer:
                 network_disabled=True,
                 read_only=True,
                 cap_drop=['ALL'],
+                cap_add=list(SUPERVISOR_CAPS),
                 security_opt=['no-new-privileges'],
                 mem_limit=lim.memory_bytes,
                 memswap_limit=lim.memory_bytes,
@@ -115,10 +128,9 @@ class SandboxContainer:
                 nano_cpus=int(lim.cpus * 1e9),
                 ipc_mode='none',
                 tmpfs={
-                    '/work': f'size={lim.work_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
-                    '/tmp': f'size={lim.tmp_tmpfs_bytes},mode=1777,noexec,nosuid,nodev',
-                    # POSIX semaphores and shared memory (no System V IPC).
-                    '/dev/shm': 'size=16m,mode=1777,noexec,nosuid,nodev',
+                    '/work': _tmpfs(lim.work_tmpfs_bytes, lim.work_inodes),
+                    '/tmp': _tmpfs(lim.tmp_tmpfs_bytes, lim.tmp_inodes),
+                    '/dev/shm': _tmpfs(lim.shm_bytes, lim.shm_inodes),
                 },
                 volumes={str(self.box): {
                              'bind': BOX,
@@ -203,6 +215,10 @@ class SandboxContainer:
             except OSError:
                 pass
             self._conn = None
+
+
+def _tmpfs(size: int, inodes: int) -> str:
+    return f'size={size},nr_inodes={inodes},mode=1777,noexec,nosuid,nodev'
 
 
 def _link_or_copy(src: pathlib.Path, dst: pathlib.Path) -> None:

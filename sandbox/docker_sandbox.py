@@ -15,11 +15,13 @@ from typing import Callable, Dict, Iterator, Optional, TypeVar
 import docker
 import docker.errors
 
-from sandbox.container import LABEL, ContainerLimits, SandboxBroken, SandboxContainer
+from sandbox.container import (LABEL, PROTOCOL_LABEL, ContainerLimits, SandboxBroken,
+                               SandboxContainer)
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Toolchain
 from sandbox.pool import SandboxPool
-from sandbox.protocol import RunRequest, RunResponse, SupervisorFailure
+from sandbox.protocol import (PROTOCOL_VERSION, UNLIMITED, Kind, RunRequest, RunResponse,
+                              SupervisorFailure)
 from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.sandbox import Sandbox
 from sandbox.static_memory import writable_bytes
@@ -45,6 +47,17 @@ _ENV = (
     ('LANG', 'C.UTF-8'),
     ('PYTHONDONTWRITEBYTECODE', '1'),
 )
+COMPILE_DIR = '/work/compile'
+# Descriptors a case may hold: each pipe it makes keeps at most 64 KiB out of
+# its resident memory, so pipes hold at most 4 MiB.
+CASE_DESCRIPTORS = 128
+# The compiler's temporary files go beside its output, not into the small /tmp
+# that cases share.
+_COMPILE_ENV = _ENV + (('TMPDIR', COMPILE_DIR), )
+
+
+class ImageMismatch(Exception):
+    """A sandbox image was built for another supervisor protocol."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,10 +74,11 @@ class SandboxSettings:
     # Per container: comfortably above any case's limit and the compile bound,
     # since fork storms and the output files (tmpfs) are charged to it too.
     container_memory_bytes: int = 1536 * MiB
-    container_pids: int = 64
+    # A case may start 64 threads; PID 1 and the wipe's child take two more.
+    container_pids: int = 128
     container_cpus: float = 1.0
     work_bytes: int = 128 * MiB  # working folder, compiled program included
-    tmp_bytes: int = 64 * MiB
+    tmp_bytes: int = 4 * MiB  # what a case may keep in files, beside its memory
     engine_timeout_sec: float = 30.0
 
     @property
@@ -94,6 +108,7 @@ class DockerSandbox(Sandbox):
         self._cpu_slots = threading.BoundedSemaphore(settings.max_parallel_runs)
         self._lock = threading.Lock()
         self._static_bytes: Dict[pathlib.Path, int] = {}
+        self._warned_landlock = False
         self._pool = SandboxPool(
             factory=lambda image: SandboxContainer(self._client, image, boxes, limits, labels),
             max_alive=settings.max_containers,
@@ -118,8 +133,7 @@ class DockerSandbox(Sandbox):
         return self._home
 
     def check_image(self, image: str) -> None:
-        """Raise docker.errors.ImageNotFound when `image` is not on this host."""
-        self._client.images.get(image)
+        check_image(self._client, image)
 
     def remove_leftovers(self) -> int:
         """Remove this process's containers and folder (at exit: runs cut short)."""
@@ -185,8 +199,9 @@ class DockerSandbox(Sandbox):
         staging = self._staging(job.key)
         shutil.rmtree(staging, ignore_errors=True)
         _copy_tree(job.source_dir, staging)
-        request = RunRequest(argv=toolchain.compile_argv,
-                             workdir='/work/compile',
+        request = RunRequest(kind=Kind.COMPILE,
+                             argv=toolchain.compile_argv,
+                             workdir=COMPILE_DIR,
                              cpu_ms=COMPILE_SECONDS * 1000,
                              wall_ms=COMPILE_SECONDS * 1000,
                              data_kb=COMPILE_MEMORY_KB,
@@ -197,7 +212,7 @@ class DockerSandbox(Sandbox):
                              nofile=256,
                              artifact=toolchain.artifact,
                              artifact_max=MAX_ARTIFACT_BYTES if toolchain.artifact else 0,
-                             env=_ENV)
+                             env=_COMPILE_ENV)
         try:
             return self._in_sandbox(
                 job, toolchain, staging, request, None,
@@ -246,18 +261,19 @@ class DockerSandbox(Sandbox):
         limits = Limits(time_ms=case.time_limit_ms,
                         memory_kb=case.memory_limit_kb,
                         output_bytes=self._settings.output_limit)
-        request = RunRequest(argv=toolchain.run_argv,
+        request = RunRequest(kind=Kind.CASE,
+                             argv=toolchain.run_argv,
                              workdir='/work/run',
                              cpu_ms=limits.time_ms,
                              wall_ms=limits.wall_ms,
+                             mem_kb=limits.memory_kb,
                              data_kb=_memory_cap_kb(limits.memory_kb),
-                             stack_kb=limits.memory_kb,
+                             stack_kb=UNLIMITED,
                              fsize=limits.output_bytes + 1,
                              out_send=limits.output_bytes,
                              err_send=self._settings.report_limit,
                              tail_send=STDERR_TAIL_BYTES,
-                             nofork=True,
-                             nofile=256,
+                             nofile=CASE_DESCRIPTORS,
                              env=_ENV)
         try:
             return self._in_sandbox(
@@ -293,12 +309,19 @@ class DockerSandbox(Sandbox):
                     # hit the sleeper bound.
                     with self._cpu_slots:
                         run = container.run(request, stdin)
+                    self._warn_without_landlock(run)
                     return finish(run, container)
             except (SandboxBroken, SupervisorFailure) as exc:
                 if attempt == 2:
                     raise
                 log.warning('sandbox failure, retrying in a fresh sandbox: %s', exc)
         raise AssertionError('unreachable')
+
+    def _warn_without_landlock(self, run: RunResponse) -> None:
+        if run.landlock_abi == 0 and not self._warned_landlock:
+            self._warned_landlock = True
+            log.warning('this kernel has no Landlock: runs can read /proc and /sys and write '
+                        'their working folder (see the README\'s known limits)')
 
     @contextlib.contextmanager
     def _container(self, job: SandboxJob, toolchain: Toolchain,
@@ -310,6 +333,17 @@ class DockerSandbox(Sandbox):
             yield container
         finally:
             self._pool.give_back(container, broken=container.broken)
+
+
+def check_image(client: docker.DockerClient, image: str) -> None:
+    """Raise docker.errors.ImageNotFound when `image` is not on this host,
+    ImageMismatch when it was built for another supervisor protocol."""
+    found = client.images.get(image).labels or {}
+    if found.get(PROTOCOL_LABEL) != str(PROTOCOL_VERSION):
+        raise ImageMismatch(f'{image} was built for supervisor protocol '
+                            f'{found.get(PROTOCOL_LABEL, "1")}, this runner speaks '
+                            f'{PROTOCOL_VERSION}: rebuild it (FORCE=1 '
+                            'sandbox/images/build-offline.sh)')
 
 
 def _held(folder: pathlib.Path) -> bool:
@@ -342,12 +376,13 @@ def _remove(container) -> None:
 
 
 def _memory_cap_kb(limit_kb: int) -> int:
-    """The address-space cap of a run (RLIMIT_DATA), far above its limit: MLE
-    is judged on the peak resident memory measured, and the container's memory
-    cgroup bounds the host. The cap only turns absurd allocations into a
-    runtime's out-of-memory error (MLE too), and leaves room for the stacks of
-    a few threads (each reserves RLIMIT_STACK, which is the memory limit, so
-    that deep recursion works)."""
+    """The cap on a run's writable private memory (RLIMIT_DATA), far above its
+    limit: MLE is judged on the peak resident memory, which the supervisor
+    watches during the run, and the container's memory cgroup bounds the host.
+    The cap only turns absurd allocations into a runtime's out-of-memory error
+    (MLE too). Thread stacks count against it: with an unlimited stack limit
+    (deep recursion in the main thread is bounded by the memory limit alone)
+    glibc gives each thread 2 MiB, so 64 threads take 128 MiB of it."""
     return 8 * limit_kb + 64 * 1024
 
 

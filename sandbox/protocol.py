@@ -10,11 +10,15 @@ are untrusted: every field is checked and every length is bounded by what the
 request allowed before anything is read.
 """
 import dataclasses
+import enum
 import socket
 import struct
 from typing import Dict, Optional, Tuple
 
 MAX_HEADER = 4096
+# Bumped with every change of this format; the images carry it as a label
+# (oj-sandbox.protocol) and the supervisor repeats it in every answer.
+PROTOCOL_VERSION = 2
 _U32 = struct.Struct('<I')
 
 
@@ -22,8 +26,20 @@ class ProtocolError(Exception):
     """The supervisor's answer is malformed or out of bounds."""
 
 
+class Kind(str, enum.Enum):
+    """What a run is: it decides the supervisor's seccomp and Landlock rules."""
+    COMPILE = 'compile'  # may start processes and write its working folder
+    CASE = 'case'  # threads only; writes only /tmp and /dev/shm
+
+
+UNLIMITED = -1  # for `stack_kb`
+
+
 @dataclasses.dataclass(frozen=True)
 class RunRequest:
+    """`mem_kb` is the judged peak memory: the run is stopped once its peak
+    resident memory passes it (0: not watched). `stack_kb` may be UNLIMITED."""
+    kind: Kind
     argv: Tuple[str, ...]
     workdir: str
     cpu_ms: int
@@ -33,8 +49,8 @@ class RunRequest:
     fsize: int
     out_send: int
     err_send: int
+    mem_kb: int = 0
     tail_send: int = 0
-    nofork: bool = False
     stdin_path: str = ''
     nofile: int = 64
     artifact: str = ''
@@ -43,10 +59,12 @@ class RunRequest:
 
     def encode(self) -> bytes:
         fields = {
+            'kind': Kind(self.kind).value,
             'workdir': self.workdir,
             'stdin': self.stdin_path,
             'cpu_ms': self.cpu_ms,
             'wall_ms': self.wall_ms,
+            'mem_kb': self.mem_kb,
             'data_kb': self.data_kb,
             'stack_kb': self.stack_kb,
             'fsize': self.fsize,
@@ -54,7 +72,6 @@ class RunRequest:
             'out_send': self.out_send,
             'err_send': self.err_send,
             'tail_send': self.tail_send,
-            'nofork': int(self.nofork),
             'artifact_max': self.artifact_max,
         }
         parts = [f'{k}={v}' for k, v in fields.items()]
@@ -74,6 +91,8 @@ class RunResponse:
     signal: int
     wall_timeout: bool
     cpu_timeout: bool
+    # The peak resident memory passed `mem_kb` and the run was stopped there.
+    mem_exceeded: bool
     cpu_us: int
     wall_us: int
     maxrss_kb: int
@@ -87,15 +106,17 @@ class RunResponse:
     artifact: Optional[bytes]
     # The supervisor could not clean up after the run: never reuse the sandbox.
     dirty: bool
+    wipe_us: int  # what cleaning up after the run took
+    landlock_abi: int  # 0: the kernel has no Landlock (README, known limits)
 
 
 class SupervisorFailure(Exception):
     """The supervisor could not run the request (e.g. exec failed)."""
 
 
-_INT_FIELDS = ('exited', 'exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'cpu_us', 'wall_us',
-               'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len', 'tail_len',
-               'art_len', 'dirty')
+_INT_FIELDS = ('exited', 'exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'mem_exceeded',
+               'cpu_us', 'wall_us', 'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len',
+               'err_len', 'tail_len', 'art_len', 'dirty', 'wipe_us', 'landlock', 'protocol')
 _ARTIFACT_STATUSES = ('none', 'ok', 'missing', 'too_big')
 
 
@@ -136,12 +157,14 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
         n = {k: int(fields[k]) for k in _INT_FIELDS}
     except (KeyError, ValueError):
         raise ProtocolError('missing or non-integer header field') from None
+    if n['protocol'] != PROTOCOL_VERSION:
+        raise ProtocolError(f'supervisor speaks protocol {n["protocol"]}, not {PROTOCOL_VERSION}')
     if fields.get('art_status') not in _ARTIFACT_STATUSES:
         raise ProtocolError('bad artifact status')
     if not (0 <= n['out_len'] <= request.out_send and 0 <= n['err_len'] <= request.err_send and
             0 <= n['tail_len'] <= request.tail_send and 0 <= n['art_len'] <= request.artifact_max):
         raise ProtocolError('payload longer than requested')
-    if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size')):
+    if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size', 'wipe_us')):
         raise ProtocolError('negative measurement')
     stdout = _recv_exact(sock, n['out_len'])
     stderr = _recv_exact(sock, n['err_len'])
@@ -152,6 +175,7 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
                        signal=n['signal'],
                        wall_timeout=bool(n['wall_timeout']),
                        cpu_timeout=bool(n['cpu_timeout']),
+                       mem_exceeded=bool(n['mem_exceeded']),
                        cpu_us=n['cpu_us'],
                        wall_us=n['wall_us'],
                        maxrss_kb=n['maxrss_kb'],
@@ -163,4 +187,6 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
                        stderr_tail=stderr_tail,
                        artifact_status=fields['art_status'],
                        artifact=artifact,
-                       dirty=bool(n['dirty']))
+                       dirty=bool(n['dirty']),
+                       wipe_us=n['wipe_us'],
+                       landlock_abi=n['landlock'])

@@ -34,7 +34,7 @@ def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: 
             or run.wall_us / 1000 > limits.wall_ms or run.signal == signals.SIGXCPU):
         return Status.TLE
     failed = run.signal != 0 or run.exit_code != 0
-    if (run.maxrss_kb > limits.memory_kb or run.oom_kills > 0
+    if (run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills > 0
             or (failed and _died_of_failed_allocation(run, toolchain))):
         return Status.MLE
     if (run.out_size > limits.output_bytes or run.err_size > limits.output_bytes

@@ -11,4 +11,10 @@ RUN gcc -O2 -Wall -static -o /usr/local/bin/judge-supervisor /usr/src/judge-supe
     && rm /usr/src/judge-supervisor.c
 # /work is a tmpfs at run time; a mount point's mode is its tmpfs's mode.
 RUN mkdir -p /work && chmod 1777 /work
-USER 61000:61000
+# The supervisor protocol this image speaks (PROTOCOL_VERSION in supervisor.c
+# and sandbox/protocol.py), and the sources it was built from (build-offline.sh
+# rebuilds an image whose sources changed).
+ARG SOURCE_HASH=unknown
+LABEL oj-sandbox.protocol="2" oj-sandbox.source="${SOURCE_HASH}"
+# PID 1 starts as root and drops to its own uid at once (see supervisor.c).
+USER 0:0

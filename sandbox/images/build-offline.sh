@@ -18,6 +18,24 @@ cpp="${CPP_IMAGE:-oj-sandbox-cpp:latest}"
 python="${PYTHON_IMAGE:-oj-sandbox-python:latest}"
 
 have_image() { [ -z "${FORCE:-}" ] && docker image inspect "$1" >/dev/null 2>&1; }
+# An image is current when it was built from today's supervisor and Dockerfile
+# (its oj-sandbox.source label): a changed supervisor is never left unbuilt.
+source_hash() { cat "$here/supervisor.c" "$here/$1" | sha256sum | cut -c1-16; }
+# Runs a step with its output kept aside; on failure, shows its end.
+quietly() {
+    local log
+    log="$(mktemp)"
+    "$@" >"$log" 2>&1 || {
+        tail -n 30 "$log" >&2
+        echo "failed: $* (full log: $log)" >&2
+        exit 1
+    }
+    rm -f "$log"
+}
+is_current() {
+    have_image "$1" &&
+        [ "$(docker image inspect -f '{{index .Config.Labels "oj-sandbox.source"}}' "$1")" = "$2" ]
+}
 
 if ! have_image "$base"; then
     command -v debootstrap >/dev/null || {
@@ -26,20 +44,25 @@ if ! have_image "$base"; then
     }
     rootfs="$(mktemp -d)"
     trap 'rm -rf "$rootfs"' EXIT
-    echo "building base image $base from $mirror ($suite)" >&2
-    debootstrap --variant=minbase --include=gcc,g++,libc6-dev,python3 \
-        "$suite" "$rootfs" "$mirror" >&2
+    echo "building base image $base from $mirror ($suite), about a minute" >&2
+    quietly debootstrap --variant=minbase --include=gcc,g++,libc6-dev,python3 \
+        "$suite" "$rootfs" "$mirror"
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
     tar -C "$rootfs" -c . | docker import - "$base" >/dev/null
 fi
 
 # The base has the compilers already, so the builds download nothing.
-if ! have_image "$cpp"; then
-    docker build -q -t "$cpp" --build-arg BASE_IMAGE="$base" \
-        -f "$here/Dockerfile.cpp" "$here" >/dev/null
+cpp_hash="$(source_hash Dockerfile.cpp)"
+if ! is_current "$cpp" "$cpp_hash"; then
+    echo "building $cpp" >&2
+    quietly docker build -t "$cpp" --build-arg BASE_IMAGE="$base" \
+        --build-arg SOURCE_HASH="$cpp_hash" -f "$here/Dockerfile.cpp" "$here"
 fi
-if ! have_image "$python"; then
-    docker build -q -t "$python" --build-arg BASE_IMAGE="$base" --build-arg BUILDER_IMAGE="$base" \
-        -f "$here/Dockerfile.python" "$here" >/dev/null
+python_hash="$(source_hash Dockerfile.python)"
+if ! is_current "$python" "$python_hash"; then
+    echo "building $python" >&2
+    quietly docker build -t "$python" --build-arg BASE_IMAGE="$base" \
+        --build-arg BUILDER_IMAGE="$base" --build-arg SOURCE_HASH="$python_hash" \
+        -f "$here/Dockerfile.python" "$here"
 fi
 echo "sandbox images ready: $cpp $python" >&2

@@ -2,26 +2,45 @@
  * judge-supervisor: PID 1 of a sandbox container.
  *
  * It connects once to the host's unix socket (in the read-only /box mount),
- * then serves one request at a time: run a program in a fresh working folder
- * under resource limits, kill everything it left behind, and send back its
- * exit status, CPU time, peak memory, output and (for compiles) one artifact.
+ * then serves one request at a time: run a program (a compile or a case) in a
+ * fresh working folder under resource limits, kill everything it left
+ * behind, wipe what it wrote, and send back its exit status, CPU time, peak
+ * memory, output and (for compiles) one artifact.
  *
- * Why a C program forked from PID 1:
- * - A fork of a small static process starts with almost no resident anonymous
- *   memory, so the child's peak RSS (which the kernel carries across exec) is
- *   the submission's own, not an interpreter's.
- * - PID 1 of a PID namespace cannot be killed or stopped by the processes in
- *   it, and it inherits every orphan: after a run, kill(-1, SIGKILL) followed by
- *   reaping until ECHILD leaves nothing running, and the reaped children's CPU
- *   time (RUSAGE_CHILDREN) is the whole run's.
- * - It runs as the same uid as the submission, so it makes itself non-dumpable:
- *   the submission can neither ptrace it nor read its memory or descriptors.
- * - A case's program may start threads but no processes (a seccomp filter):
- *   its CPU time and peak memory are then wholly the waited process's, and
- *   nothing it made can outlive it. System V IPC and POSIX message queues,
- *   which outlive processes, are refused to every run.
- * - Between runs, everything writable is wiped; if that fails the answer says
- *   `dirty=1` and the host throws the container away.
+ * Why it is built this way:
+ * - Two uids. The container starts as root; PID 1 at once becomes its own uid
+ *   (SUPERVISOR_UID), keeping only the capabilities it needs (switching uid
+ *   and killing runs), and every run is
+ *   RUN_UID with no capability at all. prlimit, setpriority,
+ *   sched_setscheduler, sched_setaffinity and ioprio_set check only the uid:
+ *   with a shared uid a run could lower PID 1's CPU limit (the supervisor is
+ *   killed: a JE of the student's choosing) or its priority and affinity,
+ *   which every later run inherits. With two uids nothing a run does reaches
+ *   PID 1, so nothing a run does reaches the next run through it.
+ * - PID 1 cannot be killed or stopped by the processes in its namespace, and
+ *   it inherits every orphan: after a run, kill(-1, SIGKILL) and reaping
+ *   until ECHILD leave nothing running, and the reaped children's CPU time
+ *   (RUSAGE_CHILDREN) is the whole run's. When the container runs out of
+ *   memory, the OOM killer takes a run (score 1000), never the supervisor.
+ * - A fork of a small static process starts with almost no resident memory,
+ *   so the run's peak RSS (which the kernel carries across exec) is its own.
+ * - A run ends only when its main process has exited or died of a signal; a
+ *   stopped process is not an end, and ptrace is refused to runs (a tracee's
+ *   crash is a stop, which once made a crash look like a clean exit).
+ * - A case may start threads but no processes, and may not make what would
+ *   hold memory out of sight of its resident set or outlive it: sockets,
+ *   memory files, System V IPC, POSIX message queues, FIFOs, pipes larger
+ *   than the default 64 KiB (seccomp; the host caps descriptors, so pipes
+ *   hold a few MiB at most). Its peak RSS is watched during the run and the
+ *   run stops as soon as it passes the memory limit.
+ * - Landlock confines what runs see and write: they read the image, the
+ *   job's files and their working folder; they write only /tmp and /dev/shm
+ *   (small, inode-capped tmpfs) and a few devices; /proc and /sys are not
+ *   theirs (cgroup counters and host paths live there).
+ * - Between runs a child with the run's uid wipes every writable place (the
+ *   supervisor's uid may not delete a run's files, and should not traverse
+ *   them); if that fails the answer says `dirty=1` and the host throws the
+ *   container away.
  *
  * Wire format (little-endian), both directions: u32 length, then the message.
  * Request: NUL-terminated strings "key=value" ..., an empty string, then argv.
@@ -33,13 +52,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
-#include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
-#include <stddef.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +77,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define PROTOCOL_VERSION 2
+#define RUN_UID 61000
+#define SUPERVISOR_UID 61001
 #define MAX_REQUEST (64 * 1024)
 #define MAX_ARGS 64
 #define MAX_ENV 32
@@ -66,14 +89,19 @@
 #define TMP_DIR "/tmp"
 #define MQUEUE_DIR "/dev/mqueue"
 #define SHM_DIR "/dev/shm"
+/* How often a run's peak memory is looked at while it runs. */
+#define MEMORY_POLL_US 10000
 
 static int sock = -1;
 
+enum kind { KIND_COMPILE, KIND_CASE };
+
 struct request {
+    enum kind kind;
     const char *workdir;
     const char *stdin_path;
-    long long cpu_ms, wall_ms, data_kb, stack_kb, fsize, nofile;
-    long long out_send, err_send, tail_send, artifact_max, nofork;
+    long long cpu_ms, wall_ms, mem_kb, data_kb, stack_kb, fsize, nofile;
+    long long out_send, err_send, tail_send, artifact_max;
     const char *artifact;
     char *argv[MAX_ARGS + 1];
     char *envp[MAX_ENV + 1];
@@ -82,8 +110,8 @@ struct request {
 
 struct outcome {
     int exited, exit_code, signal;
-    int wall_timeout, cpu_timeout;
-    long long cpu_us, wall_us, maxrss_kb, oom_kills;
+    int wall_timeout, cpu_timeout, mem_exceeded;
+    long long cpu_us, wall_us, maxrss_kb, oom_kills, wipe_us;
 };
 
 static void die(const char *what) {
@@ -128,11 +156,67 @@ static long long rusage_cpu_us(const struct rusage *ru) {
            ru->ru_stime.tv_usec;
 }
 
+/* ---- privileges ---------------------------------------------------------- */
+
+/* Killing runs of another uid, becoming the run's uid, and emptying the
+ * run's bounding set. No more: not even CAP_SYS_RESOURCE, which some hosts'
+ * engines cannot grant. */
+static const int supervisor_caps[] = {CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP};
+#define N_CAPS (sizeof supervisor_caps / sizeof *supervisor_caps)
+
+static int set_caps(int keep) {
+    uint32_t caps = 0;
+    for (size_t i = 0; keep && i < N_CAPS; i++) caps |= 1u << supervisor_caps[i];
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] = {{caps, caps, 0}, {0, 0, 0}};
+    return (int)syscall(SYS_capset, &header, data);
+}
+
+static int become(uid_t uid) {
+    gid_t gid = (gid_t)uid;
+    if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+        return -1;
+    return 0;
+}
+
+static int write_oom_score_adj(const char *value) {
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
+    close(fd);
+    return ok ? 0 : -1;
+}
+
+/* From root to SUPERVISOR_UID with supervisor_caps and nothing else. */
+static void drop_to_supervisor(void) {
+    if (getuid() != 0) {
+        fprintf(stderr, "judge-supervisor: must start as root (it drops to uid %d itself)\n",
+                SUPERVISOR_UID);
+        _exit(2);
+    }
+    if (prctl(PR_SET_KEEPCAPS, 1) < 0 || become(SUPERVISOR_UID) < 0 ||
+        prctl(PR_SET_KEEPCAPS, 0) < 0 || set_caps(1) < 0)
+        die("dropping privileges");
+    /* Not dumpable: nothing of another uid may read our memory or descriptors. */
+    prctl(PR_SET_DUMPABLE, 0);
+}
+
+/* In a child of PID 1: the run's uid, no capability left, none to regain
+ * (the bounding set is emptied; CAP_SETPCAP, which that needs, goes last). */
+static int become_run_user(void) {
+    for (size_t i = 0; i < N_CAPS; i++)
+        if (prctl(PR_CAPBSET_DROP, supervisor_caps[i], 0, 0, 0) < 0) return -1;
+    return become(RUN_UID) < 0 || set_caps(0) < 0 ? -1 : 0;
+}
+
+/* ---- the writable places --------------------------------------------------- */
+
 /* Removes everything below the folder open at dirfd without following links.
- * The submission shares our uid, so it may have made folders unreadable:
- * give them back their permissions first. A folder deeper than
- * WIPE_MAX_DEPTH is moved up to the top (top_fd) and wiped on a later pass,
- * so depth costs passes, not stack or descriptors. */
+ * Runs as the run's uid, which may have made folders unreadable: give them
+ * back their permissions first. A folder deeper than WIPE_MAX_DEPTH is moved
+ * up to the top (top_fd) and wiped on a later pass, so depth costs passes,
+ * not stack or descriptors. The inode caps of the tmpfs mounts bound the
+ * whole wipe. */
 static int wipe_below(int dirfd, int top_fd, int depth) {
     static unsigned long moved = 0;
     int more = 0;
@@ -165,9 +249,9 @@ static int wipe_below(int dirfd, int top_fd, int depth) {
     return more;
 }
 
-static int is_empty(int fd) {
-    int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *dir = dup_fd < 0 ? NULL : fdopendir(dup_fd);
+static int is_empty(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *dir = fd < 0 ? NULL : fdopendir(fd);
     if (!dir) return 0;
     struct dirent *e;
     int empty = 1;
@@ -185,23 +269,44 @@ static int wipe(const char *path) {
         int again = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (again < 0 || !wipe_below(again, top, 0)) break;
     }
-    int clean = is_empty(top);
     close(top);
-    return clean ? 0 : -1;
+    return is_empty(path) ? 0 : -1;
 }
 
-/* /dev/mqueue is writable (open() creates queues there without mq_open);
- * /dev/shm holds POSIX semaphores and shared memory (Python's multiprocessing). */
-static int wipe_all(void) {
-    int a = wipe(SCRATCH_DIR), b = wipe(TMP_DIR), c = wipe(MQUEUE_DIR), d = wipe(SHM_DIR);
-    return a || b || c || d ? -1 : 0;
+/* /dev/mqueue is wiped too: on a kernel without Landlock a run could still
+ * create queues there with open(). */
+static const char *const writable_places[] = {SCRATCH_DIR, TMP_DIR, SHM_DIR, MQUEUE_DIR};
+#define N_PLACES (sizeof writable_places / sizeof *writable_places)
+
+static int all_clean(void) {
+    for (size_t i = 0; i < N_PLACES; i++)
+        if (!is_empty(writable_places[i])) return 0;
+    return 1;
+}
+
+/* Wipes every writable place in a child with the run's uid; 0 when clean. */
+static int wipe_all(long long *took_us) {
+    long long start = monotonic_us();
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (become_run_user() < 0) _exit(2);
+        int failed = 0;
+        for (size_t i = 0; i < N_PLACES; i++) failed |= wipe(writable_places[i]);
+        _exit(failed ? 1 : 0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (took_us) *took_us = monotonic_us() - start;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && all_clean() ? 0 : -1;
 }
 
 /* The working folder links to every entry of the read-only job folder: the
- * program finds its data files and headers beside it, cannot change them, and
- * everything it writes lands in a folder that is wiped after the run. */
+ * program finds its data files and headers beside it and cannot change them.
+ * Made by the run's uid, in the run's child. */
 static int populate(const char *workdir) {
-    if (mkdir(workdir, 0755) < 0 && errno != EEXIST) return -1;
+    if (mkdir(workdir, 0755) < 0) return -1;
     DIR *dir = opendir(JOB_DIR);
     if (!dir) return errno == ENOENT ? 0 : -1;
     struct dirent *e;
@@ -241,10 +346,12 @@ static long long read_oom_kills(void) {
     return -1;
 }
 
+/* ---- requests -------------------------------------------------------------- */
+
 static int parse_request(char *buf, size_t len, struct request *rq) {
     memset(rq, 0, sizeof *rq);
-    rq->stack_kb = rq->data_kb = rq->fsize = 0;
     rq->nofile = 64;
+    int kind_set = 0;
     char *p = buf, *end = buf + len;
     int in_argv = 0, argc = 0;
     while (p < end) {
@@ -265,7 +372,12 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
         if (!eq) return -1;
         *eq = '\0';
         char *v = eq + 1;
-        if (!strcmp(s, "workdir")) rq->workdir = v;
+        if (!strcmp(s, "kind")) {
+            if (!strcmp(v, "compile")) rq->kind = KIND_COMPILE;
+            else if (!strcmp(v, "case")) rq->kind = KIND_CASE;
+            else return -1;
+            kind_set = 1;
+        } else if (!strcmp(s, "workdir")) rq->workdir = v;
         else if (!strcmp(s, "stdin")) rq->stdin_path = v;
         else if (!strcmp(s, "artifact")) rq->artifact = v;
         else if (!strcmp(s, "env")) {
@@ -275,6 +387,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             long long n = strtoll(v, NULL, 10);
             if (!strcmp(s, "cpu_ms")) rq->cpu_ms = n;
             else if (!strcmp(s, "wall_ms")) rq->wall_ms = n;
+            else if (!strcmp(s, "mem_kb")) rq->mem_kb = n;
             else if (!strcmp(s, "data_kb")) rq->data_kb = n;
             else if (!strcmp(s, "stack_kb")) rq->stack_kb = n;
             else if (!strcmp(s, "fsize")) rq->fsize = n;
@@ -282,21 +395,25 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "out_send")) rq->out_send = n;
             else if (!strcmp(s, "err_send")) rq->err_send = n;
             else if (!strcmp(s, "tail_send")) rq->tail_send = n;
-            else if (!strcmp(s, "nofork")) rq->nofork = n;
             else if (!strcmp(s, "artifact_max")) rq->artifact_max = n;
             else return -1;
         }
     }
-    if (!rq->workdir || strncmp(rq->workdir, SCRATCH_DIR "/", sizeof SCRATCH_DIR) != 0) return -1;
+    if (!kind_set || !rq->workdir || strncmp(rq->workdir, SCRATCH_DIR "/", sizeof SCRATCH_DIR) != 0)
+        return -1;
     if (argc == 0 || rq->cpu_ms <= 0 || rq->wall_ms <= 0) return -1;
     return 0;
 }
 
-static void set_limit(int resource, long long value) {
-    if (value <= 0) return;
-    struct rlimit rl = {(rlim_t)value, (rlim_t)value};
-    setrlimit(resource, &rl);
+/* value > 0: that limit; -1: unlimited; 0: inherited. */
+static int set_limit(int resource, long long value) {
+    if (value == 0) return 0;
+    rlim_t v = value < 0 ? RLIM_INFINITY : (rlim_t)value;
+    struct rlimit rl = {v, v};
+    return setrlimit(resource, &rl);
 }
+
+/* ---- seccomp ------------------------------------------------------------------ */
 
 #if defined(__x86_64__)
 #define AUDIT_ARCH_NATIVE AUDIT_ARCH_X86_64
@@ -306,129 +423,259 @@ static void set_limit(int resource, long long value) {
 #error "supervisor: unsupported architecture"
 #endif
 
-#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
-#define ON(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), (skip), 0)
-#define RET(action) BPF_STMT(BPF_RET | BPF_K, (action))
-#define DENY(errno_value) RET(SECCOMP_RET_ERRNO | (errno_value))
-#ifndef __NR_fork
-#define __NR_fork 0xffffffffu
-#endif
-#ifndef __NR_vfork
-#define __NR_vfork 0xffffffffu
-#endif
-#if defined(__x86_64__)
-#define CHECK_ABI                                                                          \
-    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* the x32 ABI */              \
-        RET(SECCOMP_RET_KILL_PROCESS),
-#else
-#define CHECK_ABI
-#endif
-#define PREFIX                                                                             \
-    LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_NATIVE, 1, 0),              \
-        RET(SECCOMP_RET_KILL_PROCESS), LOAD(nr), CHECK_ABI
+struct denial {
+    unsigned nr;
+    int err;
+};
+#define DENY(name, errno_value) {__NR_##name, errno_value}
 
-/* Refuses what outlives a process (System V IPC, POSIX message queues) and,
- * when `nofork`, new processes: fork/vfork fail with EAGAIN as at a process
- * limit, clone only makes threads, clone3 says ENOSYS so that libc falls back
- * to clone, whose flags the filter can see; and memory files, which would
- * hold memory outside the program's resident set. Jump offsets count the
- * instructions skipped. */
-static int install_filter(int nofork) {
-    struct sock_filter no_processes[] = {
-        PREFIX
-        ON(__NR_shmget, 13),
-        ON(__NR_msgget, 12),
-        ON(__NR_semget, 11),
-        ON(__NR_mq_open, 10),
-        ON(__NR_memfd_create, 9),
-        ON(__NR_fork, 6),
-        ON(__NR_vfork, 5),
-        ON(__NR_clone3, 5),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 2),
-        LOAD(args[0]),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
-        RET(SECCOMP_RET_ALLOW),
-        DENY(EAGAIN),
-        DENY(ENOSYS),
-        DENY(EPERM),
-    };
-    struct sock_filter processes[] = {
-        PREFIX
-        ON(__NR_shmget, 4),
-        ON(__NR_msgget, 3),
-        ON(__NR_semget, 2),
-        ON(__NR_mq_open, 1),
-        RET(SECCOMP_RET_ALLOW),
-        DENY(EPERM),
-    };
-    struct sock_fprog prog = {sizeof processes / sizeof *processes, processes};
-    if (nofork) prog = (struct sock_fprog){sizeof no_processes / sizeof *no_processes, no_processes};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
+/* Refused to compiles and cases alike: reaching another process (ptrace),
+ * state that outlives a process (System V IPC, POSIX message queues), memory
+ * out of sight of the resident set (memory files, sockets, FIFOs), and
+ * kernel interfaces no judged program needs (io_uring, bpf, perf). */
+#define COMMON_DENIALS                                                                     \
+    DENY(ptrace, EPERM), DENY(process_vm_readv, EPERM), DENY(process_vm_writev, EPERM),    \
+        DENY(shmget, EPERM), DENY(msgget, EPERM), DENY(semget, EPERM), DENY(mq_open, EPERM), \
+        DENY(memfd_create, EPERM), DENY(memfd_secret, EPERM), DENY(socket, EPERM),        \
+        DENY(socketpair, EPERM), DENY(mknodat, EPERM), DENY(userfaultfd, EPERM),           \
+        DENY(io_uring_setup, ENOSYS), DENY(io_uring_enter, ENOSYS),                        \
+        DENY(io_uring_register, ENOSYS), DENY(bpf, EPERM), DENY(perf_event_open, EPERM)
+
+static const struct denial compile_denials[] = {
+    COMMON_DENIALS,
+#ifdef __NR_mknod
+    DENY(mknod, EPERM),
+#endif
+};
+
+/* A case also may not start processes: fork and vfork fail as at a process
+ * limit; clone3 says ENOSYS so that libc falls back to clone, whose flags the
+ * filter can see and which may only make threads (see install_filter). */
+static const struct denial case_denials[] = {
+    COMMON_DENIALS,
+#ifdef __NR_mknod
+    DENY(mknod, EPERM),
+#endif
+#ifdef __NR_fork
+    DENY(fork, EAGAIN),
+#endif
+#ifdef __NR_vfork
+    DENY(vfork, EAGAIN),
+#endif
+    DENY(clone3, ENOSYS),
+};
+
+#define LOAD(field) (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+#define JUMP(op, k, jt, jf) (struct sock_filter)BPF_JUMP(BPF_JMP | (op) | BPF_K, (k), (jt), (jf))
+#define RET(action) (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (action))
+
+/* A linear filter: check the architecture (and, on x86-64, refuse the x32
+ * ABI), then one comparison per refused call; for cases, then clone's flags
+ * (threads only) and fcntl's command (no F_SETPIPE_SZ: a pipe keeps its
+ * default 64 KiB, so pipes are no place to keep memory). */
+static int install_filter(enum kind kind) {
+    const struct denial *denials = kind == KIND_CASE ? case_denials : compile_denials;
+    size_t n = kind == KIND_CASE ? sizeof case_denials / sizeof *case_denials
+                                 : sizeof compile_denials / sizeof *compile_denials;
+    struct sock_filter f[16 + 2 * (sizeof case_denials / sizeof *case_denials)];
+    size_t i = 0;
+    f[i++] = LOAD(arch);
+    f[i++] = JUMP(BPF_JEQ, AUDIT_ARCH_NATIVE, 1, 0);
+    f[i++] = RET(SECCOMP_RET_KILL_PROCESS);
+    f[i++] = LOAD(nr);
+#if defined(__x86_64__)
+    f[i++] = JUMP(BPF_JGE, 0x40000000, 0, 1);
+    f[i++] = RET(SECCOMP_RET_KILL_PROCESS);
+#endif
+    for (size_t d = 0; d < n; d++) {
+        f[i++] = JUMP(BPF_JEQ, denials[d].nr, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)denials[d].err);
+    }
+    if (kind == KIND_CASE) {
+        f[i++] = JUMP(BPF_JEQ, __NR_clone, 0, 4);
+        f[i++] = LOAD(args[0]);
+        f[i++] = JUMP(BPF_JSET, CLONE_THREAD, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ALLOW);
+        f[i++] = RET(SECCOMP_RET_ERRNO | EAGAIN);
+        f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 3);
+        f[i++] = LOAD(args[1]);
+        f[i++] = JUMP(BPF_JEQ, F_SETPIPE_SZ, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
+    }
+    f[i++] = RET(SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = {(unsigned short)i, f};
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
-/* Writes by path only below the folders a run may use (Landlock): a program
- * shares our uid, and /proc/self lets its owner reset its peak-memory mark
- * (clear_refs) or lower its OOM-killer score. Kernels without Landlock are
- * left as they are. */
-static int restrict_writes(void) {
-    struct landlock_ruleset_attr attr = {.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE};
-    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
-    if (ruleset < 0) return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -1;
-    static const char *writable[] = {SCRATCH_DIR, TMP_DIR,     MQUEUE_DIR, SHM_DIR,
-                                     "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
-                                     "/dev/pts"};
-    for (size_t i = 0; i < sizeof writable / sizeof *writable; i++) {
-        int fd = open(writable[i], O_PATH | O_CLOEXEC);
-        if (fd < 0) continue;
-        struct landlock_path_beneath_attr rule = {.allowed_access = LANDLOCK_ACCESS_FS_WRITE_FILE,
-                                                  .parent_fd = fd};
-        syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-        close(fd);
-    }
-    int r = (int)syscall(__NR_landlock_restrict_self, ruleset, 0);
-    close(ruleset);
+/* ---- Landlock ----------------------------------------------------------------- */
+
+/* The kernel's ABI, spelled out: the build host's headers may predate it. */
+#define LL_CREATE_RULESET_VERSION (1u << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_EXECUTE (1ull << 0)
+#define LL_WRITE_FILE (1ull << 1)
+#define LL_READ_FILE (1ull << 2)
+#define LL_READ_DIR (1ull << 3)
+#define LL_REMOVE_DIR (1ull << 4)
+#define LL_REMOVE_FILE (1ull << 5)
+#define LL_MAKE_DIR (1ull << 7)
+#define LL_MAKE_REG (1ull << 8)
+#define LL_MAKE_SYM (1ull << 12)
+#define LL_ALL_ABI1 ((1ull << 13) - 1)
+#define LL_REFER (1ull << 13)    /* ABI 2 */
+#define LL_TRUNCATE (1ull << 14) /* ABI 3 */
+#define LL_IOCTL_DEV (1ull << 15) /* ABI 5 */
+#define LL_NET_ALL 3ull           /* ABI 4: bind and connect TCP */
+#define LL_SCOPE_ALL 3ull         /* ABI 6: abstract unix sockets, signals */
+
+struct ll_ruleset_attr {
+    uint64_t handled_access_fs, handled_access_net, scoped;
+};
+struct ll_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+#define LL_READ (LL_READ_FILE | LL_READ_DIR | LL_EXECUTE)
+#define LL_WRITE                                                                           \
+    (LL_READ | LL_WRITE_FILE | LL_REMOVE_DIR | LL_REMOVE_FILE | LL_MAKE_DIR | LL_MAKE_REG |  \
+     LL_MAKE_SYM | LL_REFER | LL_TRUNCATE)
+#define LL_DEVICE (LL_READ_FILE | LL_WRITE_FILE | LL_TRUNCATE)
+
+static int landlock_abi = 0;
+/* One ruleset per kind of run, built once: a run only enters it. -1: none. */
+static int rulesets[2] = {-1, -1};
+
+static int add_rule(int ruleset, int fd, uint64_t rights, uint64_t handled) {
+    struct ll_path_beneath_attr rule = {rights & handled, fd};
+    return (int)syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0);
+}
+
+static int add_path(int ruleset, const char *path, uint64_t rights, uint64_t handled) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    int r = add_rule(ruleset, fd, rights, handled);
+    close(fd);
     return r;
 }
 
-/* The run, not PID 1, is the OOM killer's choice when the container runs out
- * of memory (else a program could have the supervisor killed: a JE). Its
- * /proc/self is ours only once it is dumpable (exec resets that anyway). */
-static int first_to_be_killed(void) {
-    prctl(PR_SET_DUMPABLE, 1);
-    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    int ok = write(fd, "1000", 4) == 4;
-    close(fd);
-    return ok ? 0 : -1;
+/* Reading: every top-level folder of the image but /proc, /sys and /dev
+ * (host-wide counters, other processes, the container's cgroup and the
+ * host's paths in mountinfo), and /box (the job's files and the case's
+ * input); writing: /tmp, plus /dev/shm for cases (POSIX semaphores) and the
+ * working folders for compiles. Everything else handled is denied: making
+ * FIFOs, sockets and devices, ioctl on devices, TCP, signals and abstract
+ * sockets outside the run. */
+static int build_ruleset(enum kind kind) {
+    uint64_t handled = LL_ALL_ABI1;
+    if (landlock_abi >= 2) handled |= LL_REFER;
+    if (landlock_abi >= 3) handled |= LL_TRUNCATE;
+    if (landlock_abi >= 5) handled |= LL_IOCTL_DEV;
+    struct ll_ruleset_attr attr = {handled, landlock_abi >= 4 ? LL_NET_ALL : 0,
+                                   landlock_abi >= 6 ? LL_SCOPE_ALL : 0};
+    size_t size = landlock_abi >= 6 ? sizeof attr : landlock_abi >= 4 ? 16 : 8;
+    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+    if (ruleset < 0) return -1;
+    DIR *root = opendir("/");
+    if (!root) return -1;
+    struct dirent *e;
+    int failed = 0;
+    static const char *const not_read[] = {".", "..", "proc", "sys", "dev", "box", "work", "tmp"};
+    while (!failed && (e = readdir(root)) != NULL) {
+        int skip = 0;
+        for (size_t i = 0; i < sizeof not_read / sizeof *not_read; i++)
+            skip |= !strcmp(e->d_name, not_read[i]);
+        struct stat st;
+        if (skip || fstatat(dirfd(root), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode))
+            continue; /* links such as /bin -> usr/bin are covered by their target */
+        int fd = openat(dirfd(root), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        failed = fd < 0 || add_rule(ruleset, fd, LL_READ, handled) < 0;
+        if (fd >= 0) close(fd);
+    }
+    closedir(root);
+    static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                          "/dev/urandom"};
+    for (size_t i = 0; i < sizeof devices / sizeof *devices; i++)
+        failed |= add_path(ruleset, devices[i], LL_DEVICE, handled) < 0;
+    failed |= add_path(ruleset, "/box", LL_READ, handled) < 0;
+    failed |= add_path(ruleset, TMP_DIR, LL_WRITE, handled) < 0;
+    if (kind == KIND_CASE) {
+        failed |= add_path(ruleset, SCRATCH_DIR, LL_READ, handled) < 0;
+        failed |= add_path(ruleset, SHM_DIR, LL_WRITE, handled) < 0;
+    } else {
+        failed |= add_path(ruleset, SCRATCH_DIR, LL_WRITE, handled) < 0;
+    }
+    if (failed) {
+        close(ruleset);
+        return -1;
+    }
+    return ruleset;
 }
 
-/* In the child, between fork and exec: async-signal-safe calls only. */
+/* Kernels without Landlock run without it (the README says what that costs). */
+static void prepare_landlock(void) {
+    int abi = (int)syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    if (abi < 0) {
+        if (errno == ENOSYS || errno == EOPNOTSUPP) return;
+        die("landlock");
+    }
+    landlock_abi = abi;
+    rulesets[KIND_COMPILE] = build_ruleset(KIND_COMPILE);
+    rulesets[KIND_CASE] = build_ruleset(KIND_CASE);
+    if (rulesets[KIND_COMPILE] < 0 || rulesets[KIND_CASE] < 0) die("landlock rules");
+}
+
+/* ---- one run --------------------------------------------------------------- */
+
+/* In the child, between fork and exec: no allocation, no stdio. */
 static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_fd, int report_fd) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) goto fail;
-    if (chdir(rq->workdir) < 0) goto fail;
+    /* The OOM killer's first choice, before PID 1 (score 0); Landlock keeps
+     * the run from lowering it again. /proc/self is writable by our uid only
+     * while we are dumpable. */
+    prctl(PR_SET_DUMPABLE, 1);
+    if (write_oom_score_adj("1000") < 0) goto fail;
     /* RLIMIT_CPU is whole seconds: a backstop one second past the limit. The
-     * supervisor itself kills at the limit, to the millisecond. */
-    set_limit(RLIMIT_CPU, (rq->cpu_ms + 999) / 1000 + 1);
-    set_limit(RLIMIT_DATA, rq->data_kb * 1024);
-    set_limit(RLIMIT_STACK, rq->stack_kb * 1024);
-    set_limit(RLIMIT_FSIZE, rq->fsize);
-    set_limit(RLIMIT_NOFILE, rq->nofile);
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
+     * supervisor itself stops the run at the limit, to the millisecond. */
+    if (set_limit(RLIMIT_CPU, (rq->cpu_ms + 999) / 1000 + 1) < 0 ||
+        set_limit(RLIMIT_DATA, rq->data_kb * 1024) < 0 ||
+        set_limit(RLIMIT_STACK, rq->stack_kb < 0 ? -1 : rq->stack_kb * 1024) < 0 ||
+        set_limit(RLIMIT_FSIZE, rq->fsize) < 0 || set_limit(RLIMIT_NOFILE, rq->nofile) < 0)
+        goto fail;
+    struct rlimit none_at_all = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &none_at_all) < 0 || setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0)
+        goto fail;
+    if (become_run_user() < 0) goto fail;
+    if (populate(rq->workdir) < 0 || chdir(rq->workdir) < 0) goto fail;
     umask(022);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) goto fail;
-    if (rq->nofork && (first_to_be_killed() < 0 || restrict_writes() < 0)) goto fail;
-    if (install_filter((int)rq->nofork) < 0) goto fail;
+    if (rulesets[rq->kind] >= 0 && syscall(__NR_landlock_restrict_self, rulesets[rq->kind], 0) < 0)
+        goto fail;
+    if (install_filter(rq->kind) < 0) goto fail;
     execvpe(rq->argv[0], rq->argv, rq->envp);
 fail:;
     int err = errno;
     write_all(report_fd, &err, sizeof err);
     _exit(127);
+}
+
+static void record_end(struct outcome *oc, int status, const struct rusage *ru,
+                       struct rusage *main_ru) {
+    *main_ru = *ru;
+    oc->exited = WIFEXITED(status);
+    oc->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    oc->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+/* Only an exit or a death by signal ends the main process: wait4 without
+ * WUNTRACED reports stops only of traced children, and those are not ends. */
+static int is_end(int status) {
+    return WIFEXITED(status) || WIFSIGNALED(status);
 }
 
 static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done,
@@ -437,17 +684,14 @@ static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done
         kill(-1, SIGKILL);
         int status;
         struct rusage ru;
-        pid_t pid = wait4(-1, &status, 0, &ru);
+        pid_t pid = wait4(-1, &status, __WALL, &ru);
         if (pid < 0) {
             if (errno == EINTR) continue;
             break; /* ECHILD: nothing of this run is left */
         }
-        if (pid == main_pid && !*main_done) {
+        if (pid == main_pid && !*main_done && is_end(status)) {
             *main_done = 1;
-            *main_ru = ru;
-            oc->exited = WIFEXITED(status);
-            oc->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-            oc->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+            record_end(oc, status, &ru, main_ru);
         }
     }
 }
@@ -459,15 +703,21 @@ static long long process_cpu_us(pid_t pid) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* The peak resident memory so far (VmHWM), in KiB; -1 when unknown. */
+static long long peak_rss_kb(int status_fd) {
+    char buf[4096];
+    ssize_t n = status_fd < 0 ? -1 : pread(status_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    char *line = strstr(buf, "\nVmHWM:");
+    return line ? strtoll(line + 7, NULL, 10) : -1;
+}
+
 static int run(const struct request *rq, struct outcome *oc, int out_fd, int err_fd,
                char *error, size_t error_len) {
     memset(oc, 0, sizeof *oc);
-    if (wipe_all() < 0) {
+    if (!all_clean() && wipe_all(NULL) < 0) {
         snprintf(error, error_len, "dirty: the previous run's files could not be removed");
-        return -1;
-    }
-    if (populate(rq->workdir) < 0) {
-        snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
     int in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
@@ -496,6 +746,10 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         exec_errno = 0;
     close(report[0]);
 
+    char status_path[64];
+    snprintf(status_path, sizeof status_path, "/proc/%d/status", (int)pid);
+    int status_fd = rq->mem_kb > 0 ? open(status_path, O_RDONLY | O_CLOEXEC) : -1;
+
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
@@ -506,13 +760,10 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         int status;
         struct rusage ru;
         pid_t reaped;
-        while ((reaped = wait4(-1, &status, WNOHANG, &ru)) > 0) {
-            if (reaped == pid) {
+        while ((reaped = wait4(-1, &status, WNOHANG | __WALL, &ru)) > 0) {
+            if (reaped == pid && is_end(status)) {
                 main_done = 1;
-                main_ru = ru;
-                oc->exited = WIFEXITED(status);
-                oc->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-                oc->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+                record_end(oc, status, &ru, &main_ru);
             }
         }
         if (main_done) break;
@@ -526,17 +777,24 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
             oc->cpu_timeout = 1;
             break;
         }
+        if (rq->mem_kb > 0 && peak_rss_kb(status_fd) > rq->mem_kb) {
+            oc->mem_exceeded = 1;
+            break;
+        }
         /* Sleep until the child exits, or until the earliest moment it could
          * have used up its CPU time (it cannot burn CPU faster than the wall
-         * clock per thread), or the wall deadline. */
+         * clock per thread), the next look at its memory, or the wall
+         * deadline. */
         long long wait_us = wall_deadline - now;
         long long cpu_left = cpu >= 0 ? cpu_limit_us - cpu + 1000 : 5000;
         if (cpu_left < 5000) cpu_left = 5000;
         if (cpu_left < wait_us) wait_us = cpu_left;
+        if (rq->mem_kb > 0 && MEMORY_POLL_US < wait_us) wait_us = MEMORY_POLL_US;
         struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
         sigtimedwait(&chld, NULL, &ts);
     }
     kill_and_reap_all(pid, oc, &main_done, &main_ru);
+    if (status_fd >= 0) close(status_fd);
     oc->wall_us = monotonic_us() - start;
     getrusage(RUSAGE_CHILDREN, &children_after);
     oc->cpu_us = rusage_cpu_us(&children_after) - rusage_cpu_us(&children_before);
@@ -549,6 +807,8 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     }
     return 0;
 }
+
+/* ---- the conversation with the host ------------------------------------------ */
 
 static long long file_size(int fd) {
     struct stat st;
@@ -570,6 +830,24 @@ static int send_header(const char *header) {
     return write_all(sock, &len, sizeof len) || write_all(sock, header, len) ? -1 : 0;
 }
 
+/* An output: a memory file, nameless, so the run reaches it only through
+ * its stdout or stderr; bounded by RLIMIT_FSIZE; sealed against shrinking,
+ * so output over the limit cannot be taken back; apart from every folder it
+ * can fill. The run gets a write-only descriptor, and the file's mode (ours,
+ * 0622) lets it reopen /dev/stdout for writing but never read the file back:
+ * an output is not a place to keep memory. *rw is ours, for sending. */
+static int make_output(const char *name, int *rw) {
+    *rw = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (*rw < 0 || fchmod(*rw, 0622) < 0 ||
+        fcntl(*rw, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+        die("memfd_create");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", *rw);
+    int w = open(path, O_WRONLY | O_CLOEXEC);
+    if (w < 0) die("output");
+    return w;
+}
+
 static void serve(char *buf, uint32_t len) {
     struct request rq;
     char header[2048], error[512] = "";
@@ -578,24 +856,20 @@ static void serve(char *buf, uint32_t len) {
         if (send_header(header) < 0) _exit(0);
         return;
     }
-    /* Outputs are memory files: nameless, so the submission reaches them only
-     * through its stdout and stderr; bounded by RLIMIT_FSIZE; sealed against
-     * shrinking, so output over the limit cannot be taken back; and apart from
-     * every folder it can fill. */
-    int out_fd = memfd_create("stdout", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    int err_fd = memfd_create("stderr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (out_fd < 0 || err_fd < 0 || fcntl(out_fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0 ||
-        fcntl(err_fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-        die("memfd_create");
+    int out_fd, err_fd;
+    int out_w = make_output("stdout", &out_fd), err_w = make_output("stderr", &err_fd);
     struct outcome oc;
-    int failed = run(&rq, &oc, out_fd, err_fd, error, sizeof error);
+    int failed = run(&rq, &oc, out_w, err_w, error, sizeof error);
+    close(out_w);
+    close(err_w);
 
     int art_fd = -1;
     long long art_len = 0;
     const char *art_status = "none";
     if (!failed && rq.artifact && oc.exited && oc.exit_code == 0) {
+        /* Non-blocking: a FIFO in its place must not hang us. */
         int wd = open(rq.workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        art_fd = wd < 0 ? -1 : openat(wd, rq.artifact, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        art_fd = wd < 0 ? -1 : openat(wd, rq.artifact, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (wd >= 0) close(wd);
         struct stat st;
         if (art_fd < 0 || fstat(art_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -609,7 +883,7 @@ static void serve(char *buf, uint32_t len) {
     }
     /* Everything the run wrote goes now (the artifact stays open); a
      * container that cannot be made clean must not serve another run. */
-    int dirty = wipe_all() < 0;
+    int dirty = wipe_all(&oc.wipe_us) < 0;
     long long out_size = file_size(out_fd), err_size = file_size(err_fd);
     long long out_len = out_size < rq.out_send ? out_size : rq.out_send;
     long long err_len = err_size < rq.err_send ? err_size : rq.err_send;
@@ -618,12 +892,14 @@ static void serve(char *buf, uint32_t len) {
     if (failed) out_len = err_len = tail_len = 0;
     snprintf(header, sizeof header,
              "ok=%d\nerror=%s\nexited=%d\nexit_code=%d\nsignal=%d\nwall_timeout=%d\n"
-             "cpu_timeout=%d\ncpu_us=%lld\nwall_us=%lld\nmaxrss_kb=%lld\noom_kills=%lld\n"
-             "out_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\ntail_len=%lld\n"
-             "art_status=%s\nart_len=%lld\ndirty=%d\n",
+             "cpu_timeout=%d\nmem_exceeded=%d\ncpu_us=%lld\nwall_us=%lld\nmaxrss_kb=%lld\n"
+             "oom_kills=%lld\nout_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\n"
+             "tail_len=%lld\nart_status=%s\nart_len=%lld\ndirty=%d\nwipe_us=%lld\n"
+             "landlock=%d\nprotocol=%d\n",
              failed ? 0 : 1, error, oc.exited, oc.exit_code, oc.signal, oc.wall_timeout,
-             oc.cpu_timeout, oc.cpu_us, oc.wall_us, oc.maxrss_kb, oc.oom_kills, out_size, err_size,
-             out_len, err_len, tail_len, art_status, art_len, dirty);
+             oc.cpu_timeout, oc.mem_exceeded, oc.cpu_us, oc.wall_us, oc.maxrss_kb, oc.oom_kills,
+             out_size, err_size, out_len, err_len, tail_len, art_status, art_len, dirty,
+             oc.wipe_us, landlock_abi, PROTOCOL_VERSION);
     if (send_header(header) < 0 || send_file_part(out_fd, 0, out_len) < 0 ||
         send_file_part(err_fd, 0, err_len) < 0 ||
         send_file_part(err_fd, err_size - tail_len, tail_len) < 0 ||
@@ -639,7 +915,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s SOCKET\n", argv[0]);
         return 2;
     }
-    prctl(PR_SET_DUMPABLE, 0);
+    drop_to_supervisor();
+    prepare_landlock();
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

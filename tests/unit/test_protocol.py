@@ -4,9 +4,11 @@ import struct
 
 import pytest
 
-from sandbox.protocol import ProtocolError, RunRequest, SupervisorFailure, read_response
+from sandbox.protocol import (PROTOCOL_VERSION, Kind, ProtocolError, RunRequest, SupervisorFailure,
+                              read_response)
 
-REQUEST = RunRequest(argv=('./main', ),
+REQUEST = RunRequest(kind=Kind.CASE,
+                     argv=('./main', ),
                      workdir='/work/run',
                      cpu_ms=1000,
                      wall_ms=4000,
@@ -23,6 +25,7 @@ GOOD = {
     'signal': '0',
     'wall_timeout': '0',
     'cpu_timeout': '0',
+    'mem_exceeded': '0',
     'cpu_us': '5',
     'wall_us': '6',
     'maxrss_kb': '7',
@@ -34,7 +37,10 @@ GOOD = {
     'tail_len': '0',
     'dirty': '0',
     'art_status': 'none',
-    'art_len': '0'
+    'art_len': '0',
+    'wipe_us': '9',
+    'landlock': '7',
+    'protocol': str(PROTOCOL_VERSION),
 }
 
 
@@ -47,7 +53,8 @@ def answer(fields, payload=b''):
 
 
 def test_encodes_fields_and_argv():
-    body = RunRequest(argv=('python3', 'main.py'),
+    body = RunRequest(kind=Kind.COMPILE,
+                      argv=('python3', 'main.py'),
                       workdir='/work/run',
                       cpu_ms=1,
                       wall_ms=2,
@@ -60,13 +67,14 @@ def test_encodes_fields_and_argv():
     (length, ) = struct.unpack('<I', body[:4])
     parts = body[4:].split(b'\0')
     assert length == len(body) - 4
-    assert b'env=A=b=c' in parts and b'cpu_ms=1' in parts
+    assert b'env=A=b=c' in parts and b'cpu_ms=1' in parts and b'kind=compile' in parts
     assert parts[-3:] == [b'python3', b'main.py', b'']
 
 
 def test_reads_a_good_answer():
     response = read_response(answer(GOOD, b'hi\n'), REQUEST)
     assert response.stdout == b'hi\n' and response.cpu_us == 5 and response.artifact is None
+    assert response.wipe_us == 9 and response.landlock_abi == 7 and not response.mem_exceeded
 
 
 @pytest.mark.parametrize(
@@ -89,6 +97,12 @@ def test_reads_a_good_answer():
             'art_status': 'ok',
             'art_len': '1'
         },  # no artifact was asked for
+        {
+            'protocol': str(PROTOCOL_VERSION + 1)
+        },  # an image built for another runner
+        {
+            'wipe_us': '-1'
+        },
     ])
 def test_rejects_out_of_bounds_answers(change):
     with pytest.raises(ProtocolError):

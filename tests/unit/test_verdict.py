@@ -15,6 +15,7 @@ OK = RunResponse(exited=True,
                  signal=0,
                  wall_timeout=False,
                  cpu_timeout=False,
+                 mem_exceeded=False,
                  cpu_us=10_000,
                  wall_us=12_000,
                  maxrss_kb=2048,
@@ -26,7 +27,9 @@ OK = RunResponse(exited=True,
                  stderr_tail=b'',
                  artifact_status='none',
                  artifact=None,
-                 dirty=False)
+                 dirty=False,
+                 wipe_us=100,
+                 landlock_abi=7)
 CPP = Language.CPP.toolchain
 PY = Language.PYTHON.toolchain
 
@@ -50,6 +53,8 @@ def run(**changes):
         (run(exited=False, signal=signal.SIGXCPU), Status.TLE, CPP),
         (run(maxrss_kb=65537), Status.MLE, CPP),
         (run(oom_kills=1, exited=False, signal=9), Status.MLE, CPP),
+        # Stopped by the supervisor when its peak passed the limit.
+        (run(mem_exceeded=True, exited=False, signal=9, maxrss_kb=65600), Status.MLE, CPP),
         (run(exited=False,
              signal=6,
              stderr_tail=b"terminate called after throwing an instance of "

