@@ -8,11 +8,19 @@
    each over the direct run, and their ratio.
 2. Judges a ~500 ms CPU-bound program repeatedly and prints the spread of its
    measured CPU time (coefficient of variation).
+3. Judges a program that makes a million system calls, and runs it directly:
+   the ratio of their CPU times is what the sandbox's seccomp filter and
+   Landlock cost a call.
+4. Judges a case after a case that left as much behind as it could (files and
+   folders in every writable place): the second case's wall time against a
+   case after a clean one, and the leftover case's own wall time over its CPU
+   time (its run, kill and wipe).
 
 Figures are ratios and spreads measured in one run on one machine: they are
 printed, never asserted.
 """
 import argparse
+import os
 import pathlib
 import statistics
 import subprocess
@@ -27,13 +35,31 @@ from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 
 HELLO = b'#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n'
-SPIN = (b'#include <stdio.h>\n'
-        b'int main(void) {\n'
-        b'    volatile unsigned long x = 0;\n'
-        b'    for (unsigned long i = 0; i < %d; i++) x += i;\n'
-        b'    printf("%%lu\\n", x);\n'
-        b'    return 0;\n'
-        b'}\n')
+SYSCALLS = (b'#include <stdio.h>\n#include <unistd.h>\n'
+            b'int main(void) {\n'
+            b'    long s = 0;\n'
+            b'    for (int i = 0; i < 1000000; i++) s += getppid();\n'
+            b'    printf("%ld\\n", s > 0 ? 1L : 0L);\n'
+            b'    return 0;\n'
+            b'}\n')
+LEFTOVERS = b'''#include <stdio.h>
+#include <sys/stat.h>
+/* With 'f' on stdin: a chain of folders as deep as it goes, then folders
+ * beside it, in every writable place, until each is out of room or inodes. */
+int main(void) {
+    const char *places[] = {"/tmp", "/dev/shm", ".", "/work"};
+    char path[4096];
+    for (int p = 0; getchar() == 'f' && p < 4; p++, ungetc('f', stdin)) {
+        int n = snprintf(path, sizeof path, "%s", places[p]);
+        while (n < 4000 && (n += snprintf(path + n, sizeof path - n, "/d"), mkdir(path, 0700) == 0))
+            ;
+        for (int i = 0; snprintf(path, sizeof path, "%s/s%d", places[p], i), mkdir(path, 0700) == 0; i++)
+            ;
+    }
+    puts("hello");
+    return 0;
+}
+'''
 
 
 def _median_ms(samples):
@@ -120,6 +146,23 @@ def main():
                 lambda: container_per_case(client, settings.cpp_image, host_bin.parent), args.cases)
             sandbox.release(hello.key)
 
+            calls = _job(tmp / 'calls', SYSCALLS)
+            assert sandbox.compile(calls).ok
+            calls_case = CaseSpec(tmp / 'calls' / '0000.in', tmp / 'calls' / '0000.out', 10000,
+                                  65536)
+            calls_ms = statistics.median(
+                sandbox.run_case(calls, calls_case).exec_time_ms for _ in range(5))
+            sandbox.release(calls.key)
+            calls_bin = tmp / 'host' / 'calls'
+            subprocess.run(['gcc', '-O2', '-o',
+                            str(calls_bin),
+                            str(calls.source_dir / 'main.c')],
+                           check=True)
+            calls_direct_ms = statistics.median(_cpu_ms_of(calls_bin) for _ in range(5))
+
+            after_clean, after_leftovers, leftover_extra = _leftover_cost(
+                sandbox, tmp, max(5, args.cases // 5))
+
             spin = _job(tmp / 'spin', SPIN % args.spin)
             assert sandbox.compile(spin).ok
             spin_case = CaseSpec(tmp / 'spin' / '0000.in', tmp / 'spin' / '0000.out', 5000, 65536)
@@ -141,9 +184,48 @@ def main():
     print(f'  ratio (baseline / ours)     {plain_over / max(ours_over, 1e-3):8.1f} x')
     mean = statistics.mean(cpu_ms)
     cv = statistics.stdev(cpu_ms) / mean * 100
+    print(f'a million system calls: {calls_ms:.0f} ms of CPU in the sandbox, '
+          f'{calls_direct_ms:.0f} ms directly (ratio {calls_ms / max(calls_direct_ms, 1e-3):.2f})')
+    print(f'a hello case after a clean case: {after_clean:.2f} ms; after a case that left all '
+          f'it could behind: {after_leftovers:.2f} ms (ratio '
+          f'{after_leftovers / max(after_clean, 1e-3):.2f})')
+    print(f'that leftover case itself: {leftover_extra:.2f} ms of wall time over its CPU time '
+          '(run, kill, wipe)')
     print(f'CPU-bound program, {args.cpu_runs} runs: mean {mean:.1f} ms, '
           f'min {min(cpu_ms)} ms, max {max(cpu_ms)} ms, stdev {statistics.stdev(cpu_ms):.2f} ms, '
           f'coefficient of variation {cv:.2f} %')
+
+
+def _cpu_ms_of(binary: pathlib.Path) -> float:
+    """CPU time of one direct run, as the sandbox measures it (user + system)."""
+    before = os.times()
+    subprocess.run([str(binary)], stdin=subprocess.DEVNULL, capture_output=True, check=True)
+    after = os.times()
+    return ((after.children_user - before.children_user) +
+            (after.children_system - before.children_system)) * 1000
+
+
+def _leftover_cost(sandbox, tmp: pathlib.Path, rounds: int):
+    """Medians: a plain case after a plain case, a plain case after a case
+    that filled every writable place with folders (one job, one sandbox), and
+    the filling case's own wall time over its CPU time."""
+    job = _job(tmp / 'leftovers', LEFTOVERS)
+    assert sandbox.compile(job).ok
+    fill = tmp / 'leftovers' / 'fill.in'
+    fill.write_bytes(b'f')
+    filling = CaseSpec(fill, tmp / 'leftovers' / '0000.out', 5000, 65536)
+    plain = CaseSpec(tmp / 'leftovers' / '0000.in', tmp / 'leftovers' / '0000.out', 1000, 65536)
+    clean, dirty, extra = [], [], []
+    try:
+        for _ in range(rounds):
+            start = time.perf_counter()
+            filled = _checked(sandbox.run_case(job, filling))
+            extra.append((time.perf_counter() - start) * 1000 - filled.exec_time_ms)
+            dirty += _time_calls(lambda: _checked(sandbox.run_case(job, plain)), 1)
+            clean += _time_calls(lambda: _checked(sandbox.run_case(job, plain)), 1)
+    finally:
+        sandbox.release(job.key)
+    return _median_ms(clean), _median_ms(dirty), statistics.median(extra)
 
 
 def _checked(result):

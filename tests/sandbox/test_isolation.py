@@ -1,0 +1,148 @@
+"""Nothing one case does is seen by the next case of the same job.
+
+The cases of a job run one after another in one container. Each run of the
+program below prints everything it can observe at its start (its own limits,
+priority, policy and affinity; PID 1's; what lies in every writable place),
+then changes everything it can and leaves its input (a secret) wherever it
+can. Every later case must observe exactly what the first one did.
+"""
+import json
+import pathlib
+import uuid
+
+import pytest
+
+from sandbox.docker_sandbox import INSTANCE_LABEL, DockerSandbox, SandboxSettings
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.languages import Language
+from sandbox.results import Status
+
+CASES = 4
+
+OBSERVER = r'''
+import _multiprocessing
+import ctypes
+import json
+import os
+import platform
+import resource
+import sys
+
+secret = sys.stdin.read().strip()
+libc = ctypes.CDLL(None, use_errno=True)
+RLIMITS = sorted(name for name in dir(resource) if name.startswith("RLIMIT_"))
+IOPRIO_GET, IOPRIO_SET = (252, 251) if platform.machine() == "x86_64" else (31, 30)
+PLACES = (".", "/tmp", "/dev/shm", "/dev/mqueue", "/work")
+
+
+def observe(call):
+    try:
+        return call()
+    except OSError as exc:
+        return f"error {exc.errno}"
+
+
+def attempt(call):
+    try:
+        call()
+    except (OSError, ValueError):
+        pass
+
+
+state = {
+    "uid": os.getuid(),
+    "cwd": os.getcwd(),
+    "umask": os.umask(0o022),
+    "nice": os.getpriority(os.PRIO_PROCESS, 0),
+    "policy": os.sched_getscheduler(0),
+    "affinity": sorted(os.sched_getaffinity(0)),
+    "ioprio": libc.syscall(IOPRIO_GET, 1, 0),
+    "rlimits": {n: resource.getrlimit(getattr(resource, n)) for n in RLIMITS},
+    "pid1_nice": observe(lambda: os.getpriority(os.PRIO_PROCESS, 1)),
+    "pid1_policy": observe(lambda: os.sched_getscheduler(1)),
+    "pid1_affinity": observe(lambda: sorted(os.sched_getaffinity(1))),
+    "pid1_rlimits": observe(lambda: {n: resource.prlimit(1, getattr(resource, n)) for n in RLIMITS}),
+    "pid1_ioprio": libc.syscall(IOPRIO_GET, 1, 1),
+    "env": dict(os.environ),
+    "places": {p: observe(lambda: sorted(os.listdir(p))) for p in PLACES},
+}
+print(json.dumps(state, sort_keys=True), flush=True)
+
+attempt(lambda: os.setpriority(os.PRIO_PROCESS, 1, 19))
+attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19))
+attempt(lambda: os.sched_setaffinity(1, {0}))
+attempt(lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0)))
+for name in RLIMITS:
+    attempt(lambda: resource.prlimit(1, getattr(resource, name), (1, 1)))
+attempt(lambda: libc.syscall(IOPRIO_SET, 1, 1, 3 << 13))
+attempt(lambda: libc.syscall(IOPRIO_SET, 1, 0, 3 << 13))
+attempt(lambda: os.nice(19))
+attempt(lambda: os.sched_setaffinity(0, {0}))
+attempt(lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)))
+attempt(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16)))
+attempt(lambda: resource.setrlimit(resource.RLIMIT_CPU, (1, 1)))
+for place in PLACES:
+    attempt(lambda: open(f"{place}/{secret}", "w").write(secret))
+attempt(lambda: os.mkdir(f"/tmp/{secret}-dir"))
+attempt(lambda: os.symlink(secret, "/tmp/link"))
+attempt(lambda: _multiprocessing.SemLock(1, 1, 1, f"/{secret}", False))
+os.umask(0o777)
+'''
+
+
+@pytest.fixture
+def one_container_sandbox(docker_client, tmp_path):
+    """A sandbox that can hold a single container: every case runs in it."""
+    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root',
+                                            max_containers=1,
+                                            spares_per_image=0),
+                            client=docker_client)
+    sandbox.start()
+    yield sandbox
+    sandbox.stop()
+    sandbox.join(60)
+    sandbox.remove_leftovers()
+
+
+def _containers(client, sandbox):
+    found = client.containers.list(all=True, filters={'label': f'{INSTANCE_LABEL}={sandbox.home}'})
+    return sorted(c.name for c in found)
+
+
+@pytest.mark.docker
+def test_no_case_sees_what_an_earlier_case_did(one_container_sandbox, docker_client, tmp_path):
+    sandbox = one_container_sandbox
+    src = tmp_path / 'src'
+    src.mkdir()
+    (src / 'main.py').write_text(OBSERVER)
+    job = SandboxJob(key=f'isolation-{uuid.uuid4()}', language=Language.PYTHON, source_dir=src)
+    assert sandbox.compile(job).ok
+    container = _containers(docker_client, sandbox)
+    assert len(container) == 1
+    observed = []
+    try:
+        for n in range(CASES):
+            case_input = tmp_path / f'{n}.in'
+            case_input.write_text(f'secret{n}\n')
+            answer = tmp_path / f'{n}.out'
+            answer.write_text('')
+            result = sandbox.run_case(job, CaseSpec(case_input, answer, 2000, 65536))
+            assert result.status is Status.WA, result  # it prints its state, not an answer
+            assert result.stderr == ''
+            observed.append(json.loads(result.stdout.splitlines()[0]))
+            assert _containers(docker_client, sandbox) == container, 'not one container'
+    finally:
+        sandbox.release(job.key)
+    first = observed[0]
+    assert first['uid'] == 61000
+    places = first['places']
+    assert places['/tmp'] == places['/dev/shm'] == [] and places['/work'] == ['run'], places
+    assert first['pid1_rlimits'] == 'error 1'  # not the run's to read, let alone change
+    for n, state in enumerate(observed[1:], start=1):
+        assert state == first, f'case {n} saw what an earlier case did'
+    assert 'secret' not in json.dumps(observed)
+
+
+def test_observer_is_valid_python():
+    compile(OBSERVER, 'main.py', 'exec')
+    assert pathlib.Path(__file__).name.startswith('test_')
