@@ -1,5 +1,6 @@
 import io
 import stat
+import struct
 import zipfile
 
 import pytest
@@ -140,3 +141,44 @@ def test_testdata_not_a_zip(tmp_path):
     path.write_bytes(b'<html>error</html>')
     with pytest.raises(ZipRejected, match='not a readable zip'):
         extract_testdata(path, tmp_path / 'data', 1000)
+
+
+# -- entry bombs: refused from the end record, before the directory is parsed --
+
+
+def _end_record(entries, directory_bytes, offset=0):
+    return struct.pack('<4s4H2LH', b'PK\x05\x06', 0, 0, entries, entries, directory_bytes, offset,
+                       0)
+
+
+def _zip64_end(entries, directory_bytes, at):
+    record = struct.pack('<4sQ2H2L4Q', b'PK\x06\x06', 44, 45, 45, 0, 0, entries, entries,
+                         directory_bytes, 0)
+    locator = struct.pack('<4sLQL', b'PK\x06\x07', 0, at, 1)
+    return record + locator + _end_record(0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize('tail, message', [
+    (_end_record(50_000, 100), 'more than 10000 entries'),
+    (_zip64_end(3_000_000, 100, 0), 'more than 10000 entries'),
+    (_end_record(5, 200 * 1024 * 1024), 'central directory'),
+    (_zip64_end(5, 2**40, 0), 'central directory'),
+])
+def test_entry_bombs_are_refused_before_parsing(tmp_path, monkeypatch, tail, message):
+    parsed = []
+    monkeypatch.setattr(zipfile.ZipFile, '_RealGetContents', lambda self: parsed.append(1))
+    path = tmp_path / 'testdata.zip'
+    path.write_bytes(tail)
+    with pytest.raises(ZipRejected, match=message):
+        extract_testdata(path, tmp_path / 'data', 1000)
+    assert parsed == []
+
+
+def test_a_zip_with_a_comment_is_read(tmp_path):
+    data = io.BytesIO(make_zip([('0000.in', b'1')]))
+    with zipfile.ZipFile(data, 'a') as archive:
+        archive.comment = b'made by the problem setter' * 100
+    path = tmp_path / 'testdata.zip'
+    path.write_bytes(data.getvalue())
+    extract_testdata(path, tmp_path / 'data', 1000)
+    assert (tmp_path / 'data' / '0000.in').read_bytes() == b'1'
