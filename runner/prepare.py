@@ -44,7 +44,6 @@ class Preparer:
                                               max_bytes=MAX_CODE_ZIP_BYTES,
                                               deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
                                               stop=stop)
-            # The source first: it wins a name clash with a chaos file.
             extract_source(code, payload.language, job.source_dir, MAX_SOURCE_BYTES)
             self._testdata.install(payload.problem_id, payload.tasks, testdata_dir, job.source_dir,
                                    stop)

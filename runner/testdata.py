@@ -29,6 +29,7 @@ from runner.client import BackendClient
 from runner.locks import Locks
 from runner.waiting import Interrupted
 from runner.zips import extract_testdata
+from sandbox.languages import BUILD_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ class TestdataCache:
                 metrics.TESTDATA_HITS.inc()
             data = problem_dir / 'data'
             _copy_cases(problem_id, data, tasks, testdata_dir)
-            _copy_chaos(data, source_dir)
+            _copy_chaos(problem_id, data, source_dir)
 
     @contextlib.contextmanager
     def _held(self, problem_id: int, stop: threading.Event) -> Iterator[None]:
@@ -159,18 +160,22 @@ def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
                 shutil.copyfile(source, testdata_dir / name)
 
 
-def _copy_chaos(data: pathlib.Path, source_dir: pathlib.Path) -> None:
-    """`chaos/` files go beside the source (headers, data files). The
-    student's `main.<ext>` is already there and wins a name clash."""
+def _copy_chaos(problem_id: int, data: pathlib.Path, source_dir: pathlib.Path) -> None:
+    """`chaos/` files go beside the source (headers, data files). A name the
+    build uses (a source or the compiled program) makes the testdata unusable
+    for every submission: refused, naming the file."""
     chaos = data / 'chaos'
     if not chaos.is_dir():
         return
+    for entry in sorted(chaos.iterdir()):
+        if entry.name in BUILD_NAMES:
+            raise TestdataError(f'testdata of problem {problem_id}: chaos/{entry.name} has the '
+                                f'name of a build file ({", ".join(sorted(BUILD_NAMES))}); '
+                                'rename it')
     for path in sorted(chaos.rglob('*')):
         dest = source_dir / path.relative_to(chaos)
         if path.is_dir():
             dest.mkdir(parents=True, exist_ok=True)
-        elif dest.exists():
-            log.warning('chaos file %s clashes with the source; skipped', dest.name)
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, dest)

@@ -59,3 +59,9 @@ TOOLCHAINS = {
               artifact='',
               out_of_memory_line=re.compile(rb'MemoryError(:|$)')),
 }
+
+# The names a build uses beside the source: a problem's `chaos/` files must
+# not take them (a chaos file `main` was once copied onto the compiled
+# program of every C and C++ submission).
+BUILD_NAMES = frozenset(name for toolchain in TOOLCHAINS.values()
+                        for name in (toolchain.source_name, toolchain.artifact) if name)

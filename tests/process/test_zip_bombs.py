@@ -29,11 +29,10 @@ def _entry_bomb(path):
     """Local headers are not needed to parse a directory: only the central
     directory (ENTRIES folder entries) and the zip64 end records."""
     name = b'd/'
-    entry = struct.pack('<4s6H3L5H2L', b'PK\x01\x02', 20, 20, 0, 0, 0, 0, 0, 0, 0, len(name), 0,
-                        0, 0, 0, 0x10, 0) + name
+    entry = struct.pack('<4s6H3L5H2L', b'PK\x01\x02', 20, 20, 0, 0, 0, 0, 0, 0, 0, len(name), 0, 0,
+                        0, 0, 0x10, 0) + name
     size = len(entry) * ENTRIES
-    end64 = struct.pack('<4sQ2H2L4Q', b'PK\x06\x06', 44, 45, 45, 0, 0, ENTRIES, ENTRIES, size,
-                        0)
+    end64 = struct.pack('<4sQ2H2L4Q', b'PK\x06\x06', 44, 45, 45, 0, 0, ENTRIES, ENTRIES, size, 0)
     locator = struct.pack('<4sLQL', b'PK\x06\x07', 0, size, 1)
     end = struct.pack('<4s4H2LH', b'PK\x05\x06', 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
     with open(path, 'wb') as out:
@@ -46,11 +45,13 @@ def test_three_million_entries_are_refused_in_bounded_memory(tmp_path):
     bomb = tmp_path / 'testdata.zip'
     size = _entry_bomb(bomb)
     assert size > 100 * 1024 * 1024
-    done = subprocess.run([sys.executable, '-c', OPEN_IT, str(bomb), str(tmp_path / 'data')],
-                          capture_output=True,
-                          text=True,
-                          timeout=120,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, '-c', OPEN_IT,
+         str(bomb), str(tmp_path / 'data')],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True)
     verdict, peak = done.stdout.splitlines()
     assert verdict.startswith('refused: testdata zip: more than 10000 entries'), verdict
     assert int(peak) < LIMIT_BYTES, f'peak memory {int(peak) >> 20} MiB'

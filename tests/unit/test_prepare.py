@@ -17,6 +17,7 @@ from runner.poller import Poller
 from runner.prepare import MAX_SOURCE_BYTES, Preparer
 from runner.reports import AbortReason, AbortReport
 from runner.testdata import TestdataCache as Cache
+from runner.testdata import TestdataError
 from runner.wire import RunnerIdentity, parse_claim
 from sandbox.languages import Language
 
@@ -123,14 +124,15 @@ def test_each_claim_generation_gets_its_own_folder(world):
     assert not (second.source_dir / 'compiled').exists()
 
 
-def test_the_source_wins_a_clash_with_a_chaos_file(world):
+def test_a_chaos_file_named_like_the_source_is_refused(world):
     world.serve(testdata=make_zip([('0000.in',
                                     b''), ('0000.out',
                                            b''), ('0001.in',
                                                   b''), ('0001.out',
                                                          b''), ('chaos/main.c', b'not yours')]))
-    job = world.preparer.prepare(parse_claim(job_body()), threading.Event())
-    assert (job.source_dir / 'main.c').read_bytes() == b'int main(void) { return 0; }'
+    with pytest.raises(TestdataError, match='chaos/main.c has the name of a build file'):
+        world.preparer.prepare(parse_claim(job_body()), threading.Event())
+    assert world.job_folders() == []
 
 
 # -- hostile payloads through the poller ------------------------------------------

@@ -408,3 +408,21 @@ def test_lock_wait_wakes_on_stop(tmp_path, make_locks):
             testdata.install(PROBLEM, TASKS, job.testdata, job.src, stop)
     finally:
         held.release()
+
+
+@pytest.mark.parametrize('name', ['main', 'main.c', 'main.cpp', 'main.py', 'main/data.txt'])
+def test_chaos_files_named_like_the_build_are_refused(tmp_path, name):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w') as archive:
+        for case in ('0000', '0001', '0100'):
+            archive.writestr(f'{case}.in', '1')
+            archive.writestr(f'{case}.out', '1')
+        archive.writestr(f'chaos/{name}', 'collides')
+    backend = FakeBackend(tmp_path)
+    VERSIONS['collide'] = buffer.getvalue()
+    backend.checksum = 'collide'
+    job = Job(tmp_path, 'job')
+    testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
+    top = name.split('/')[0]
+    with pytest.raises(CacheError, match=f'chaos/{top} has the name of a build file'):
+        testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
