@@ -17,7 +17,7 @@ import logging
 import pathlib
 import threading
 import time
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import requests
 import urllib3.exceptions
@@ -25,8 +25,8 @@ import urllib3.exceptions
 from runner.http_session import Interrupter
 from runner.reports import AbortReason
 from runner.waiting import Interrupted
-from runner.wire import (Claim, Registration, RunnerIdentity, WireError, parse_checksum,
-                         parse_claim, parse_registration, redact_url)
+from runner.wire import (BadClaim, Claim, Registration, RunnerIdentity, WireError, job_id_in_prefix,
+                         parse_checksum, parse_claim, parse_registration, redact_url)
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,10 @@ class ProtocolError(BackendError):
 
 class DownloadError(BackendError):
     """A download went over its size or time bound."""
+
+
+class TooLarge(DownloadError):
+    """A body went over its size bound."""
 
 
 class BackendClient:
@@ -174,7 +178,15 @@ class BackendClient:
             self._expect(response, (200, 204), what)
             if response.status_code == 204:
                 return None
-            return self._parse(parse_claim, self._read_json(response, what), what)
+            body, whole = self._read_capped(response, what, MAX_JSON_BYTES)
+            if not whole:
+                # Still a claim when its id can be read: abort it at once
+                # rather than leave it to three lease expiries.
+                job_id = job_id_in_prefix(body)
+                if job_id is None:
+                    raise DownloadError(f'{what}: over the limit of {MAX_JSON_BYTES} bytes')
+                return BadClaim(job_id, f'the job payload is over the {MAX_JSON_BYTES} byte limit')
+            return self._parse(parse_claim, self._decode_json(body, what), what)
 
     def complete(self, job_id: str, tasks: List[List[dict]]) -> Answer:
         path = f'/runners/{self._runner_id()}/jobs/{job_id}/complete'
@@ -287,6 +299,26 @@ class BackendClient:
     def _read_json(self, response: requests.Response, what: str) -> object:
         body = b''.join(
             self._bounded_chunks(response, what, MAX_JSON_BYTES, JSON_DEADLINE_SEC, None))
+        return self._decode_json(body, what)
+
+    def _read_capped(self, response: requests.Response, what: str,
+                     max_bytes: int) -> Tuple[bytes, bool]:
+        """At most `max_bytes` of the body, and whether that was all of it."""
+        chunks = []
+        try:
+            for chunk in self._bounded_chunks(response,
+                                              what,
+                                              max_bytes,
+                                              JSON_DEADLINE_SEC,
+                                              None,
+                                              trust_declared=False):
+                chunks.append(chunk)
+        except TooLarge:
+            return b''.join(chunks), False
+        return b''.join(chunks), True
+
+    @staticmethod
+    def _decode_json(body: bytes, what: str) -> object:
         try:
             return json.loads(body)
         except (ValueError, RecursionError):
@@ -300,15 +332,23 @@ class BackendClient:
         except WireError as exc:
             raise ProtocolError(f'{what}: {exc}') from None
 
-    def _bounded_chunks(self, response: requests.Response, what: str, max_bytes: int,
-                        deadline_sec: float, stop: Optional[threading.Event]):
-        """The body in chunks, bounded in size, total time and by stop.
+    def _bounded_chunks(self,
+                        response: requests.Response,
+                        what: str,
+                        max_bytes: int,
+                        deadline_sec: float,
+                        stop: Optional[threading.Event],
+                        trust_declared: bool = True):
+        """The body in chunks, bounded in size, total time and by stop; the
+        chunks before the bound are yielded. A declared length over the bound
+        is refused at once, unless `trust_declared` is off (the first part of
+        the body is wanted anyway).
 
         The read timeout bounds each socket read, not the transfer: a
         slow-drip answer needs the deadline too."""
         declared = response.headers.get('Content-Length', '')
-        if declared.isdigit() and int(declared) > max_bytes:
-            raise DownloadError(f'{what}: {declared} bytes is over the limit of {max_bytes}')
+        if trust_declared and declared.isdigit() and int(declared) > max_bytes:
+            raise TooLarge(f'{what}: {declared} bytes is over the limit of {max_bytes}')
         deadline = self._clock() + deadline_sec
         size = 0
         try:
@@ -321,9 +361,10 @@ class BackendClient:
                     raise Interrupted(f'{what}: stopped')
                 if not chunk:
                     return
+                if size + len(chunk) > max_bytes:
+                    yield chunk[:max_bytes - size]
+                    raise TooLarge(f'{what}: over the limit of {max_bytes} bytes')
                 size += len(chunk)
-                if size > max_bytes:
-                    raise DownloadError(f'{what}: over the limit of {max_bytes} bytes')
                 if self._clock() > deadline:
                     raise DownloadError(f'{what}: took longer than {deadline_sec:g} s')
                 yield chunk

@@ -107,6 +107,15 @@ def parse_claim(body: Any) -> Claim:
         return BadClaim(job_id=job_id, problem=str(exc))
 
 
+_JOB_ID_FIELD = re.compile(rb'"job_id"\s*:\s*"([A-Za-z0-9_-]{1,128})"')
+
+
+def job_id_in_prefix(body: bytes) -> Optional[str]:
+    """The job id of a body too big to parse, when its first part shows one."""
+    found = _JOB_ID_FIELD.search(body)
+    return found.group(1).decode('ascii') if found else None
+
+
 def parse_checksum(body: Any) -> str:
     obj = _object(body, 'checksum body')
     value = obj.get('data')

@@ -383,10 +383,17 @@ def test_next_job_malformed_field_is_a_bad_claim_naming_it(mock, client, changes
     assert SIGNATURE not in claim.problem
 
 
-def test_next_job_oversized_body_is_refused(mock, client):
+def test_next_job_oversized_body_without_a_job_id_is_refused(mock, client):
     mock.get(f'{BASE}/runners/{RN}/next-job', status=200, body='{"x": "' + 'a' * (2 << 20) + '"}')
     with pytest.raises(DownloadError):
         client.next_job()
+
+
+def test_next_job_oversized_body_with_a_job_id_is_a_bad_claim(mock, client):
+    body = json.dumps({**job_body(), 'checker': 'x' * (2 << 20)})
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, body=body)
+    claim = client.next_job()
+    assert claim == BadClaim(JB, 'the job payload is over the 1048576 byte limit')
 
 
 # -- complete and abort -------------------------------------------------------

@@ -17,7 +17,7 @@ from runner.poller import Poller
 from runner.prepare import MAX_SOURCE_BYTES, Preparer
 from runner.reports import AbortReason, AbortReport
 from runner.testdata import TestdataCache as Cache
-from runner.testdata import TestdataError
+from runner.testdata import TestdataError as CacheError
 from runner.wire import RunnerIdentity, parse_claim
 from sandbox.languages import Language
 
@@ -130,7 +130,7 @@ def test_a_chaos_file_named_like_the_source_is_refused(world):
                                            b''), ('0001.in',
                                                   b''), ('0001.out',
                                                          b''), ('chaos/main.c', b'not yours')]))
-    with pytest.raises(TestdataError, match='chaos/main.c has the name of a build file'):
+    with pytest.raises(CacheError, match='chaos/main.c has the name of a build file'):
         world.preparer.prepare(parse_claim(job_body()), threading.Event())
     assert world.job_folders() == []
 
