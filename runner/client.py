@@ -47,6 +47,7 @@ class Outcome(enum.Enum):
     CONFLICT = 'conflict'  # 409: the job was reclaimed by someone else
     NOT_FOUND = 'not_found'  # 404: unknown job (also a retried complete that landed)
     BAD_REQUEST = 'bad_request'  # 400: the body was refused
+    TOO_LARGE = 'too_large'  # 413: the body is over what the backend (or a proxy) takes
     UNAUTHORIZED = 'unauthorized'  # 401: the identity was refused
     FAILED = 'failed'  # 5xx, any other status, or no answer at all
 
@@ -62,6 +63,7 @@ _REPORT_OUTCOMES: Mapping[int, Outcome] = {
     401: Outcome.UNAUTHORIZED,
     404: Outcome.NOT_FOUND,
     409: Outcome.CONFLICT,
+    413: Outcome.TOO_LARGE,
 }
 _HEARTBEAT_OUTCOMES: Mapping[int, Outcome] = {401: Outcome.UNAUTHORIZED}
 

@@ -44,6 +44,8 @@ VARIABLES = (
     ('LONG_POLL_SEC', '25', 'wait asked of next-job, seconds; 0 turns long-poll off'),
     ('OUTPUT_LIMIT', str(32 * 1024 * 1024), 'bytes per stream a program may write (OLE above)'),
     ('REPORT_OUTPUT_LIMIT', '8192', 'bytes per stream reported to the backend'),
+    ('REPORT_BODY_LIMIT', str(512 * 1024),
+     'bytes of a whole complete body; outputs are shortened to fit (proxies often stop at 1 MiB)'),
     ('LOG_LEVEL', 'INFO', 'DEBUG, INFO, WARNING, ERROR or CRITICAL'),
     ('LOG_FORMAT', 'text', 'text, or json for one object per line'),
     ('METRICS_PORT', None, 'serve Prometheus metrics on this port when set'),
@@ -71,6 +73,7 @@ class Settings:
     long_poll_sec: float
     output_limit: int
     report_output_limit: int
+    report_body_limit: int
     log_level: str
     log_format: str
     metrics_port: Optional[int]
@@ -106,6 +109,8 @@ class Settings:
             output_limit=env.parse('OUTPUT_LIMIT', _DEFAULTS['OUTPUT_LIMIT'], _positive_int),
             report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', _DEFAULTS['REPORT_OUTPUT_LIMIT'],
                                           _positive_int),
+            report_body_limit=env.parse('REPORT_BODY_LIMIT', _DEFAULTS['REPORT_BODY_LIMIT'],
+                                        _positive_int),
             log_level=env.parse('LOG_LEVEL', _DEFAULTS['LOG_LEVEL'], _log_level),
             log_format=env.parse('LOG_FORMAT', _DEFAULTS['LOG_FORMAT'], _log_format),
             metrics_port=env.parse('METRICS_PORT', None, _port),

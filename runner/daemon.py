@@ -125,7 +125,7 @@ class Daemon:
         folders = JobFolders(s.submission_dir, s.submission_backup_dir)
         testdata = TestdataCache(s.testdata_root, poller_client,
                                  make_locks(s.redis_url, s.testdata_root))
-        sender = ResultSender(client, tracker, folders)
+        sender = ResultSender(client, tracker, folders, body_limit=s.report_body_limit)
 
         def on_complete(job, tasks):
             # Called under the dispatcher's lock: it only counts and enqueues.

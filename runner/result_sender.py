@@ -20,6 +20,7 @@ import time
 from typing import Callable, Optional
 
 from dispatcher.job_log import about_job
+from dispatcher.report import fit_report, without_outputs
 from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.client import Answer, BackendClient, Outcome
@@ -30,6 +31,7 @@ from runner.waiting import jittered
 log = logging.getLogger(__name__)
 
 RETRY_DELAYS_SEC = (1, 2, 4, 8, 16)  # at most 5 retries
+DEFAULT_BODY_LIMIT = 512 * 1024
 # 401 is retried: the heartbeat alone decides that the identity is gone.
 _RETRIED = frozenset({Outcome.FAILED, Outcome.UNAUTHORIZED})
 _STOP = object()
@@ -54,10 +56,12 @@ class ResultSender:
                  tracker: ActiveJobs,
                  folders: JobFolders,
                  *,
+                 body_limit: int = DEFAULT_BODY_LIMIT,
                  sleep: Optional[Sleep] = None,
                  rng: Optional[random.Random] = None,
                  workers: int = 4):
         self._client = client
+        self._body_limit = body_limit
         self._tracker = tracker
         self._folders = folders
         self._sleep = sleep or time.sleep
@@ -118,8 +122,21 @@ class ResultSender:
                 self._abort(report)
 
     def _complete(self, report: CompleteReport) -> None:
+        # Bounded before the first attempt (outputs shortened, verdicts kept):
+        # an oversized body would be refused by every attempt alike.
+        tasks = fit_report(report.tasks, self._body_limit)
         outcome = self._send(f'complete {report.job_id}',
-                             lambda: self._client.complete(report.job_id, report.tasks))
+                             lambda: self._client.complete(report.job_id, tasks))
+        if outcome is Outcome.TOO_LARGE:
+            # The report's fault, not the submission's: the verdicts alone.
+            log.warning(
+                'the backend refused the result of %s as too large (413); sending it '
+                'without outputs (REPORT_BODY_LIMIT is %d bytes)', report.job_id, self._body_limit)
+            small = without_outputs(tasks)
+            outcome = self._send(f'complete {report.job_id}',
+                                 lambda: self._client.complete(report.job_id, small))
+            if outcome is Outcome.TOO_LARGE:
+                outcome = None
         _count('complete', outcome)
         if outcome is Outcome.BAD_REQUEST:
             log.error('the backend refused the result of %s (400); aborting it as rejected',

@@ -1,3 +1,4 @@
+import json
 import pathlib
 import threading
 
@@ -337,3 +338,57 @@ def test_an_older_claim_of_the_same_job_does_not_stop_abort_retries():
     rig.tracker.add('jb_1')  # the claim being aborted
     rig.sender.process(AbortReport('jb_1', AbortReason.PREP_FAILED, JOB_DIR))
     assert [e for e in rig.log if e[0] == 'abort'] == [('abort', 'jb_1', 'prep_failed')] * 2
+
+
+# -- the body bound ------------------------------------------------------------------
+
+
+class BodyRig(Rig):
+    """Records every complete body sent; answers 413 while it is over `takes` bytes."""
+
+    def __init__(self, takes, **kwargs):
+        super().__init__(**kwargs)
+        self.takes = takes
+        self.bodies = []
+        self.sender._body_limit = 4096
+
+    def complete(self, job_id, tasks):
+        self.log.append(('complete', job_id))
+        self.bodies.append(tasks)
+        size = len(json.dumps({'tasks': tasks}))
+        return ANSWERS['2xx'] if size <= self.takes else Answer(Outcome.TOO_LARGE, 'HTTP 413')
+
+
+def _cases(n, output):
+    return [[{
+        'status': 'WA',
+        'exitCode': 0,
+        'execTime': 1,
+        'memoryUsage': 2,
+        'stdout': output,
+        'stderr': output
+    } for _ in range(n)]]
+
+
+def test_complete_is_bounded_before_the_first_attempt():
+    rig = claimed(BodyRig(takes=4096))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, _cases(10, '\x01' * 1000)))
+    assert len(rig.bodies) == 1 and len(json.dumps({'tasks': rig.bodies[0]})) <= 4096
+    assert rig.log[-2:] == [('remove', JOB_DIR), ('release', 'jb_1')]
+
+
+def test_a_413_sends_the_verdicts_without_outputs():
+    rig = claimed(BodyRig(takes=1500))  # below what the bound leaves
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, _cases(10, 'x' * 1000)))
+    assert len(rig.bodies) == 2
+    assert all(case['stdout'] == case['stderr'] == '' for case in rig.bodies[1][0])
+    assert [case['status'] for case in rig.bodies[1][0]] == ['WA'] * 10
+    assert rig.log[-2:] == [('remove', JOB_DIR), ('release', 'jb_1')]
+
+
+def test_a_413_without_outputs_too_is_given_up_with_a_backup():
+    rig = claimed(BodyRig(takes=10))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, _cases(10, 'x')))
+    assert len(rig.bodies) == 2
+    assert rig.log[-2:] == [('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert rig.sender.given_up == 1
