@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import os
 import pathlib
+import secrets
 import shutil
 import socket
 import tempfile
@@ -29,12 +30,19 @@ log = logging.getLogger(__name__)
 SUPERVISOR = '/usr/local/bin/judge-supervisor'
 BOX = '/box'
 # The supervisor starts as root only to become a uid of its own (61001) with
-# these capabilities and no other; every run is uid 61000 with none. A run
-# then cannot act on PID 1 (its limits, priority, affinity) nor,
+# these capabilities and no other; every run is the container's run uid with
+# none. A run then cannot act on PID 1 (its limits, priority, affinity) nor,
 # through it, on any later run (supervisor.c says why each is needed).
 SUPERVISOR_START_UID = '0:0'
 SUPERVISOR_CAPS = ('KILL', 'SETGID', 'SETUID', 'SETPCAP')
+# Each container's runs get a uid of their own, drawn from this range: the
+# kernel counts pending signals, pipe buffers and inotify instances per uid
+# across the host, and one job must not starve another of them. Two live
+# containers share one with a chance of about n^2 / 2^25 for n containers.
+RUN_UID_BASE = 100000
+RUN_UID_SPAN = 2**24
 LABEL = 'oj-runner.sandbox'
+RUN_UID_LABEL = 'oj-runner.run-uid'
 PROTOCOL_LABEL = 'oj-sandbox.protocol'
 # Extra time granted over a run's own wall bound for the supervisor to clean
 # up and stream the outputs back before the host gives up on it.
@@ -74,6 +82,7 @@ class SandboxContainer:
         self.box.chmod(0o755)
         (self.box / 'job').mkdir(mode=0o755)
         self.name = f'oj-sandbox-{uuid.uuid4().hex[:12]}'
+        self.run_uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_SPAN)
         self._container = None
         self._destroyed = False
         self._conn: Optional[socket.socket] = None
@@ -108,7 +117,7 @@ class SandboxContainer:
             lim = self._limits
             self._container = self._client.containers.create(
                 self.image,
-                command=[SUPERVISOR, f'{BOX}/sock'],
+                command=[SUPERVISOR, f'{BOX}/sock', str(self.run_uid)],
                 name=self.name,
                 user=SUPERVISOR_START_UID,
                 working_dir='/work',
@@ -137,7 +146,9 @@ class SandboxContainer:
                              'mode': 'ro'
                          }},
                 log_config={'type': 'none'},
-                labels=self._labels,
+                labels={
+                    **self._labels, RUN_UID_LABEL: str(self.run_uid)
+                },
             )
             self._container.start()
             conn, _ = listener.accept()

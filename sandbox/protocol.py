@@ -18,7 +18,7 @@ from typing import Dict, Optional, Tuple
 MAX_HEADER = 4096
 # Bumped with every change of this format; the images carry it as a label
 # (oj-sandbox.protocol) and the supervisor repeats it in every answer.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 _U32 = struct.Struct('<I')
 
 

@@ -4,7 +4,6 @@ When several verdicts apply, the first of JE, TLE, MLE, OLE, RE wins, then WA
 or AC by comparison. JE is decided by the caller (the run did not happen).
 """
 import dataclasses
-import signal as signals
 
 from sandbox.compare import outputs_match
 from sandbox.languages import Toolchain
@@ -30,15 +29,16 @@ def exit_code_of(run: RunResponse) -> int:
 
 def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: bytes) -> Status:
     cpu_ms = run.cpu_us / 1000
+    # Measured facts only: a SIGXCPU or SIGXFSZ the program raised itself
+    # chooses nothing (the real ones come after the time or output is over).
     if (run.cpu_timeout or run.wall_timeout or cpu_ms > limits.time_ms
-            or run.wall_us / 1000 > limits.wall_ms or run.signal == signals.SIGXCPU):
+            or run.wall_us / 1000 > limits.wall_ms):
         return Status.TLE
     failed = run.signal != 0 or run.exit_code != 0
     if (run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills > 0
             or (failed and _died_of_failed_allocation(run, toolchain))):
         return Status.MLE
-    if (run.out_size > limits.output_bytes or run.err_size > limits.output_bytes
-            or run.signal == signals.SIGXFSZ):
+    if run.out_size > limits.output_bytes or run.err_size > limits.output_bytes:
         return Status.OLE
     if failed:
         return Status.RE

@@ -10,13 +10,16 @@
  * Why it is built this way:
  * - Two uids. The container starts as root; PID 1 at once becomes its own uid
  *   (SUPERVISOR_UID), keeping only the capabilities it needs (switching uid
- *   and killing runs), and every run is
- *   RUN_UID with no capability at all. prlimit, setpriority,
+ *   and killing runs), and every run is the container's run uid (given by
+ *   the host, one per container) with no capability at all. prlimit, setpriority,
  *   sched_setscheduler, sched_setaffinity and ioprio_set check only the uid:
  *   with a shared uid a run could lower PID 1's CPU limit (the supervisor is
  *   killed: a JE of the student's choosing) or its priority and affinity,
  *   which every later run inherits. With two uids nothing a run does reaches
- *   PID 1, so nothing a run does reaches the next run through it.
+ *   PID 1, so nothing a run does reaches the next run through it. The run
+ *   uid differs between containers because the kernel counts some things per
+ *   uid across the whole host (pending signals, pipe buffers, inotify): a
+ *   job that takes them all must not starve another job's runs.
  * - PID 1 cannot be killed or stopped by the processes in its namespace, and
  *   it inherits every orphan: after a run, kill(-1, SIGKILL) and reaping
  *   until ECHILD leave nothing running, and the reaped children's CPU time
@@ -27,16 +30,18 @@
  * - A run ends only when its main process has exited or died of a signal; a
  *   stopped process is not an end, and ptrace is refused to runs (a tracee's
  *   crash is a stop, which once made a crash look like a clean exit).
- * - A case may start threads but no processes, and may not make what would
- *   hold memory out of sight of its resident set or outlive it: sockets,
- *   memory files, System V IPC, POSIX message queues, FIFOs, pipes larger
- *   than the default 64 KiB (seccomp; the host caps descriptors, so pipes
- *   hold a few MiB at most). Its peak RSS is watched during the run and the
+ * - A case may start threads (sharing its descriptors) but no processes, and
+ *   may not make what would hold memory out of sight of its resident set or
+ *   outlive it: sockets, memory files, System V IPC, POSIX message queues,
+ *   FIFOs, extended attributes, pipes larger than the default 64 KiB
+ *   (seccomp; the host caps descriptors, so pipes hold 8 MiB at most). Its
+ *   memory (resident set and page tables) is watched during the run and the
  *   run stops as soon as it passes the memory limit.
  * - Landlock confines what runs see and write: they read the image, the
- *   job's files and their working folder; they write only /tmp and /dev/shm
- *   (small, inode-capped tmpfs) and a few devices; /proc and /sys are not
- *   theirs (cgroup counters and host paths live there).
+ *   job's files and their working folder (which PID 1 makes, so a case
+ *   cannot change it either); they write only /tmp and /dev/shm (small,
+ *   inode-capped tmpfs) and a few devices; /proc and /sys are not theirs
+ *   (cgroup counters and host paths live there).
  * - Between runs a child with the run's uid wipes every writable place (the
  *   supervisor's uid may not delete a run's files, and should not traverse
  *   them); if that fails the answer says `dirty=1` and the host throws the
@@ -77,9 +82,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 2
-#define RUN_UID 61000
+#define PROTOCOL_VERSION 3
 #define SUPERVISOR_UID 61001
+/* The host gives each container a run uid of its own in this range. */
+#define MIN_RUN_UID 100000
+#define MAX_RUN_UID 0x7fffffff
 #define MAX_REQUEST (64 * 1024)
 #define MAX_ARGS 64
 #define MAX_ENV 32
@@ -89,10 +96,13 @@
 #define TMP_DIR "/tmp"
 #define MQUEUE_DIR "/dev/mqueue"
 #define SHM_DIR "/dev/shm"
+/* A case's working folder: made by PID 1, so read-only for the run. */
+#define CASE_DIR SCRATCH_DIR "/run"
 /* How often a run's peak memory is looked at while it runs. */
 #define MEMORY_POLL_US 10000
 
 static int sock = -1;
+static uid_t run_uid;
 
 enum kind { KIND_COMPILE, KIND_CASE };
 
@@ -206,7 +216,7 @@ static void drop_to_supervisor(void) {
 static int become_run_user(void) {
     for (size_t i = 0; i < N_CAPS; i++)
         if (prctl(PR_CAPBSET_DROP, supervisor_caps[i], 0, 0, 0) < 0) return -1;
-    return become(RUN_UID) < 0 || set_caps(0) < 0 ? -1 : 0;
+    return become(run_uid) < 0 || set_caps(0) < 0 ? -1 : 0;
 }
 
 /* ---- the writable places --------------------------------------------------- */
@@ -236,9 +246,16 @@ static int wipe_below(int dirfd, int top_fd, int depth) {
         }
         fchmodat(dirfd, e->d_name, 0700, 0);
         if (depth >= WIPE_MAX_DEPTH) {
-            char name[64];
-            snprintf(name, sizeof name, ".wipe-%lu", moved++);
-            if (renameat(dirfd, e->d_name, top_fd, name) == 0) more = 1;
+            /* Never onto a name the run made: the next free one. */
+            for (int tries = 0; tries < 1000; tries++) {
+                char name[64];
+                snprintf(name, sizeof name, ".wipe-%lu", moved++);
+                if (renameat2(dirfd, e->d_name, top_fd, name, RENAME_NOREPLACE) == 0) {
+                    more = 1;
+                    break;
+                }
+                if (errno != EEXIST) break;
+            }
             continue;
         }
         int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -284,27 +301,32 @@ static int all_clean(void) {
     return 1;
 }
 
-/* Wipes every writable place in a child with the run's uid; 0 when clean. */
+/* Wipes every writable place: first a child with the run's uid removes what
+ * the run made, then PID 1 removes a case's working folder, which is its own
+ * (links to the job's files only: the run could not write there). 0 when
+ * clean. */
 static int wipe_all(long long *took_us) {
     long long start = monotonic_us();
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
         if (become_run_user() < 0) _exit(2);
-        int failed = 0;
-        for (size_t i = 0; i < N_PLACES; i++) failed |= wipe(writable_places[i]);
-        _exit(failed ? 1 : 0);
+        for (size_t i = 0; i < N_PLACES; i++) wipe(writable_places[i]);
+        _exit(0);
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
+    wipe(CASE_DIR);
+    rmdir(CASE_DIR);
     if (took_us) *took_us = monotonic_us() - start;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 && all_clean() ? 0 : -1;
 }
 
 /* The working folder links to every entry of the read-only job folder: the
  * program finds its data files and headers beside it and cannot change them.
- * Made by the run's uid, in the run's child. */
+ * A compile's is made by the run's uid (the compiler writes there), a case's
+ * by PID 1 (nothing, not even an extended attribute, is the run's to write). */
 static int populate(const char *workdir) {
     if (mkdir(workdir, 0755) < 0) return -1;
     DIR *dir = opendir(JOB_DIR);
@@ -401,6 +423,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
     }
     if (!kind_set || !rq->workdir || strncmp(rq->workdir, SCRATCH_DIR "/", sizeof SCRATCH_DIR) != 0)
         return -1;
+    if (rq->kind == KIND_CASE && strcmp(rq->workdir, CASE_DIR) != 0) return -1;
     if (argc == 0 || rq->cpu_ms <= 0 || rq->wall_ms <= 0) return -1;
     return 0;
 }
@@ -431,15 +454,22 @@ struct denial {
 
 /* Refused to compiles and cases alike: reaching another process (ptrace),
  * state that outlives a process (System V IPC, POSIX message queues), memory
- * out of sight of the resident set (memory files, sockets, FIFOs), and
- * kernel interfaces no judged program needs (io_uring, bpf, perf). */
+ * out of sight of the resident set (memory files, sockets, FIFOs, extended
+ * attributes), a descriptor table of one's own (unshare), and kernel
+ * interfaces no judged program needs (io_uring, Linux AIO, whose event count
+ * is one for the whole host, bpf, perf). */
+#define SETXATTRAT 463 /* the same number everywhere; newer than the build's headers */
 #define COMMON_DENIALS                                                                     \
     DENY(ptrace, EPERM), DENY(process_vm_readv, EPERM), DENY(process_vm_writev, EPERM),    \
         DENY(shmget, EPERM), DENY(msgget, EPERM), DENY(semget, EPERM), DENY(mq_open, EPERM), \
         DENY(memfd_create, EPERM), DENY(memfd_secret, EPERM), DENY(socket, EPERM),        \
         DENY(socketpair, EPERM), DENY(mknodat, EPERM), DENY(userfaultfd, EPERM),           \
         DENY(io_uring_setup, ENOSYS), DENY(io_uring_enter, ENOSYS),                        \
-        DENY(io_uring_register, ENOSYS), DENY(bpf, EPERM), DENY(perf_event_open, EPERM)
+        DENY(io_uring_register, ENOSYS), DENY(io_setup, ENOSYS), DENY(io_submit, ENOSYS),  \
+        DENY(io_getevents, ENOSYS), DENY(io_pgetevents, ENOSYS), DENY(io_cancel, ENOSYS),  \
+        DENY(io_destroy, ENOSYS), DENY(bpf, EPERM), DENY(perf_event_open, EPERM),          \
+        DENY(unshare, EPERM), DENY(setxattr, EPERM), DENY(lsetxattr, EPERM),               \
+        DENY(fsetxattr, EPERM), {SETXATTRAT, EPERM}
 
 static const struct denial compile_denials[] = {
     COMMON_DENIALS,
@@ -471,8 +501,11 @@ static const struct denial case_denials[] = {
 
 /* A linear filter: check the architecture (and, on x86-64, refuse the x32
  * ABI), then one comparison per refused call; for cases, then clone's flags
- * (threads only) and fcntl's command (no F_SETPIPE_SZ: a pipe keeps its
- * default 64 KiB, so pipes are no place to keep memory). */
+ * (threads only, sharing the descriptor table and the filesystem state: with
+ * tables of their own, 128 descriptors each, threads once kept 172 MiB in
+ * pipes) and fcntl's command (no F_SETPIPE_SZ: a pipe keeps its default
+ * 64 KiB, so pipes are no place to keep memory). */
+#define THREAD_FLAGS (CLONE_THREAD | CLONE_FILES | CLONE_FS)
 static int install_filter(enum kind kind) {
     const struct denial *denials = kind == KIND_CASE ? case_denials : compile_denials;
     size_t n = kind == KIND_CASE ? sizeof case_denials / sizeof *case_denials
@@ -492,9 +525,10 @@ static int install_filter(enum kind kind) {
         f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)denials[d].err);
     }
     if (kind == KIND_CASE) {
-        f[i++] = JUMP(BPF_JEQ, __NR_clone, 0, 4);
+        f[i++] = JUMP(BPF_JEQ, __NR_clone, 0, 5);
         f[i++] = LOAD(args[0]);
-        f[i++] = JUMP(BPF_JSET, CLONE_THREAD, 0, 1);
+        f[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, THREAD_FLAGS);
+        f[i++] = JUMP(BPF_JEQ, THREAD_FLAGS, 0, 1);
         f[i++] = RET(SECCOMP_RET_ALLOW);
         f[i++] = RET(SECCOMP_RET_ERRNO | EAGAIN);
         f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 3);
@@ -651,7 +685,8 @@ static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_
     if (setrlimit(RLIMIT_CORE, &none_at_all) < 0 || setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0)
         goto fail;
     if (become_run_user() < 0) goto fail;
-    if (populate(rq->workdir) < 0 || chdir(rq->workdir) < 0) goto fail;
+    if ((rq->kind == KIND_COMPILE && populate(rq->workdir) < 0) || chdir(rq->workdir) < 0)
+        goto fail;
     umask(022);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) goto fail;
     if (rulesets[rq->kind] >= 0 && syscall(__NR_landlock_restrict_self, rulesets[rq->kind], 0) < 0)
@@ -703,14 +738,46 @@ static long long process_cpu_us(pid_t pid) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The peak resident memory so far (VmHWM), in KiB; -1 when unknown. */
-static long long peak_rss_kb(int status_fd) {
-    char buf[4096];
-    ssize_t n = status_fd < 0 ? -1 : pread(status_fd, buf, sizeof buf - 1, 0);
+/* `key` (e.g. "VmRSS:") of a status file's text, in KiB; -1 when absent. */
+static long long status_kb(const char *text, const char *key) {
+    const char *at = strstr(text, key);
+    return at ? strtoll(at + strlen(key), NULL, 10) : -1;
+}
+
+static int read_text(int fd, char *buf, size_t size) {
+    ssize_t n = fd < 0 ? -1 : pread(fd, buf, size - 1, 0);
     if (n <= 0) return -1;
     buf[n] = '\0';
-    char *line = strstr(buf, "\nVmHWM:");
-    return line ? strtoll(line + 7, NULL, 10) : -1;
+    return 0;
+}
+
+/* What the run holds now, in KiB: its resident set and its page tables
+ * (mapping the shared zero page costs no resident memory, only page tables),
+ * or its peak resident set when that is larger. A main thread that exited
+ * alone leaves a status without memory lines: then a live thread's. -1 when
+ * unknown. */
+static long long memory_kb(int status_fd, pid_t pid) {
+    char buf[4096];
+    if (read_text(status_fd, buf, sizeof buf) < 0) return -1;
+    if (!strstr(buf, "\nVmRSS:")) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+        DIR *tasks = opendir(path);
+        struct dirent *e;
+        int found = 0;
+        while (tasks && !found && (e = readdir(tasks)) != NULL) {
+            if (e->d_name[0] == '.') continue;
+            snprintf(path, sizeof path, "/proc/%d/task/%.20s/status", (int)pid, e->d_name);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            found = read_text(fd, buf, sizeof buf) == 0 && strstr(buf, "\nVmRSS:");
+            if (fd >= 0) close(fd);
+        }
+        if (tasks) closedir(tasks);
+        if (!found) return -1;
+    }
+    long long rss = status_kb(buf, "\nVmRSS:"), tables = status_kb(buf, "\nVmPTE:");
+    long long peak = status_kb(buf, "\nVmHWM:"), now = rss + (tables > 0 ? tables : 0);
+    return peak > now ? peak : now;
 }
 
 static int run(const struct request *rq, struct outcome *oc, int out_fd, int err_fd,
@@ -718,6 +785,10 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     memset(oc, 0, sizeof *oc);
     if (!all_clean() && wipe_all(NULL) < 0) {
         snprintf(error, error_len, "dirty: the previous run's files could not be removed");
+        return -1;
+    }
+    if (rq->kind == KIND_CASE && populate(rq->workdir) < 0) {
+        snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
     int in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
@@ -756,6 +827,7 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     long long wall_deadline = start + rq->wall_ms * 1000;
     long long cpu_limit_us = rq->cpu_ms * 1000;
     int main_done = 0;
+    long long peak_held = 0;
     while (!main_done) {
         int status;
         struct rusage ru;
@@ -777,9 +849,13 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
             oc->cpu_timeout = 1;
             break;
         }
-        if (rq->mem_kb > 0 && peak_rss_kb(status_fd) > rq->mem_kb) {
-            oc->mem_exceeded = 1;
-            break;
+        if (rq->mem_kb > 0) {
+            long long held = memory_kb(status_fd, pid);
+            if (held > peak_held) peak_held = held;
+            if (held > rq->mem_kb) {
+                oc->mem_exceeded = 1;
+                break;
+            }
         }
         /* Sleep until the child exits, or until the earliest moment it could
          * have used up its CPU time (it cannot burn CPU faster than the wall
@@ -798,7 +874,7 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     oc->wall_us = monotonic_us() - start;
     getrusage(RUSAGE_CHILDREN, &children_after);
     oc->cpu_us = rusage_cpu_us(&children_after) - rusage_cpu_us(&children_before);
-    oc->maxrss_kb = main_ru.ru_maxrss;
+    oc->maxrss_kb = main_ru.ru_maxrss > peak_held ? main_ru.ru_maxrss : peak_held;
     long long oom_after = read_oom_kills();
     oc->oom_kills = (oom_before >= 0 && oom_after >= 0) ? oom_after - oom_before : 0;
     if (exec_errno) {
@@ -911,10 +987,13 @@ static void serve(char *buf, uint32_t len) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s SOCKET\n", argv[0]);
+    char *end = NULL;
+    long long uid = argc == 3 ? strtoll(argv[2], &end, 10) : 0;
+    if (argc != 3 || *end || uid < MIN_RUN_UID || uid > MAX_RUN_UID) {
+        fprintf(stderr, "usage: %s SOCKET RUN_UID (%d..%d)\n", argv[0], MIN_RUN_UID, MAX_RUN_UID);
         return 2;
     }
+    run_uid = (uid_t)uid;
     drop_to_supervisor();
     prepare_landlock();
     sigset_t chld;

@@ -89,6 +89,22 @@ attempt(lambda: _multiprocessing.SemLock(1, 1, 1, f"/{secret}", False))
 os.umask(0o777)
 '''
 
+# Plants what the wipe's own renames would use (it moves folders deeper than
+# 64 levels up to /tmp/.wipe-N), then a chain deeper than that: a collision
+# once made every wipe fail, so every case cost a fresh container.
+WIPE_COLLIDER = r'''
+import os
+
+for n in range(8):
+    os.makedirs(f"/tmp/.wipe-{n}/x")
+d = os.open("/tmp", os.O_RDONLY)
+for i in range(70):
+    name = "deep" if i == 0 else "d"
+    os.mkdir(name, dir_fd=d)
+    d = os.open(name, os.O_RDONLY, dir_fd=d)
+print("done")
+'''
+
 
 @pytest.fixture
 def one_container_sandbox(docker_client, tmp_path):
@@ -134,13 +150,57 @@ def test_no_case_sees_what_an_earlier_case_did(one_container_sandbox, docker_cli
     finally:
         sandbox.release(job.key)
     first = observed[0]
-    assert first['uid'] == 61000
+    assert first['uid'] >= 100000  # the container's run uid, not PID 1's (61001)
     places = first['places']
     assert places['/tmp'] == places['/dev/shm'] == [] and places['/work'] == ['run'], places
     assert first['pid1_rlimits'] == 'error 1'  # not the run's to read, let alone change
     for n, state in enumerate(observed[1:], start=1):
         assert state == first, f'case {n} saw what an earlier case did'
     assert 'secret' not in json.dumps(observed)
+
+
+def _job(tmp_path, name, source):
+    src = tmp_path / name
+    src.mkdir()
+    (src / 'main.py').write_text(source)
+    return SandboxJob(key=f'{name}-{uuid.uuid4()}', language=Language.PYTHON, source_dir=src)
+
+
+def _case(tmp_path, text=''):
+    (tmp_path / 'in').write_text(text)
+    (tmp_path / 'out').write_text('done\n')
+    return CaseSpec(tmp_path / 'in', tmp_path / 'out', 2000, 65536)
+
+
+@pytest.mark.docker
+def test_a_run_that_collides_with_the_wipe_keeps_its_container(one_container_sandbox, docker_client,
+                                                               tmp_path):
+    sandbox = one_container_sandbox
+    job = _job(tmp_path, 'collider', WIPE_COLLIDER)
+    assert sandbox.compile(job).ok
+    container = _containers(docker_client, sandbox)
+    try:
+        for _ in range(3):
+            assert sandbox.run_case(job, _case(tmp_path)).status is Status.AC
+            assert _containers(docker_client, sandbox) == container, 'the wipe failed'
+    finally:
+        sandbox.release(job.key)
+
+
+@pytest.mark.docker
+def test_two_jobs_run_as_two_uids(sandbox, tmp_path):
+    """The kernel counts pending signals, pipe buffers and inotify instances
+    per uid across the host: two jobs' runs never share one."""
+    seen = []
+    jobs = [_job(tmp_path, f'uid{n}', 'import os\nprint(os.getuid())\n') for n in range(2)]
+    try:
+        for job in jobs:
+            assert sandbox.compile(job).ok
+            seen.append(int(sandbox.run_case(job, _case(tmp_path)).stdout))
+    finally:
+        for job in jobs:
+            sandbox.release(job.key)
+    assert seen[0] != seen[1] and all(uid >= 100000 for uid in seen), seen
 
 
 def test_observer_is_valid_python():

@@ -1,4 +1,8 @@
+import random
+
 import pytest
+
+from sandbox import compare
 
 from sandbox.compare import outputs_match
 
@@ -34,3 +38,63 @@ def test_long_runs_of_inner_whitespace_are_compared_in_linear_time():
     actual = b' ' * (4 << 20) + b'x\n'
     assert not outputs_match(actual, b'x\n')
     assert outputs_match(actual, b' ' * (4 << 20) + b'x   \n')
+
+
+def _reference(data: bytes) -> bytes:
+    """The rule, written plainly: each line without trailing blanks, then no
+    trailing empty lines."""
+    lines = [line.rstrip(b' \t\r\v\f') for line in data.split(b'\n')]
+    while lines and not lines[-1]:
+        lines.pop()
+    return b'\n'.join(lines)
+
+
+def test_agrees_with_the_rule_on_random_outputs():
+    rng = random.Random(20261201)
+    alphabet = [b'a', b'b', b' ', b'\t', b'\r', b'\n', b'\n', b'\x0b', b'\x0c', b'\0']
+    for _ in range(20000):
+        expected = b''.join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+        actual = bytearray(expected)
+        for _ in range(rng.randrange(3)):  # a few edits, so that many pairs are close
+            at = rng.randrange(len(actual) + 1)
+            actual[at:at + rng.randrange(2)] = rng.choice(alphabet)
+        actual = bytes(actual)
+        assert outputs_match(actual,
+                             expected) == (_reference(actual) == _reference(expected)), (actual,
+                                                                                         expected)
+
+
+def test_a_long_common_prefix_then_a_difference():
+    lines = b''.join(b'%d\n' % n for n in range(200000))
+    assert outputs_match(lines + b'  \n\n', lines)
+    assert outputs_match(lines.rstrip(b'\n'), lines)
+    assert not outputs_match(lines + b'x', lines)
+    assert not outputs_match(lines.replace(b'199999', b'199998'), lines)
+
+
+class CountedLines:
+    """Counts the line steps of a comparison (each is one find per side)."""
+
+    def __init__(self, monkeypatch):
+        self.steps = 0
+        real = compare._line_end
+
+        def counted(data, start):
+            self.steps += 1
+            return real(data, start)
+
+        monkeypatch.setattr(compare, '_line_end', counted)
+
+
+def test_hostile_blank_lines_stop_at_the_first_difference(monkeypatch):
+    counted = CountedLines(monkeypatch)
+    assert not outputs_match(b' \n' * (16 << 20), b'42\n')
+    assert not outputs_match(b' \n' * (16 << 20), b'42\n' * 100000)
+    assert counted.steps <= 4
+
+
+def test_hostile_trailing_blanks_cost_one_pass_not_one_step_per_line(monkeypatch):
+    counted = CountedLines(monkeypatch)
+    assert outputs_match(b'42\n' + b' \n' * (16 << 20), b'42\n')
+    assert not outputs_match(b'42\n' + b' \n' * (16 << 20) + b'x', b'42\n')
+    assert counted.steps <= 4

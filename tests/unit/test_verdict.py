@@ -50,7 +50,8 @@ def run(**changes):
         (run(cpu_timeout=True, exited=False, signal=9), Status.TLE, CPP),
         (run(wall_timeout=True, exited=False, signal=9, cpu_us=0), Status.TLE, CPP),
         (run(wall_us=4_000_001), Status.TLE, CPP),
-        (run(exited=False, signal=signal.SIGXCPU), Status.TLE, CPP),
+        # Raised by the program itself, with its time and output within bounds.
+        (run(exited=False, signal=signal.SIGXCPU), Status.RE, CPP),
         (run(maxrss_kb=65537), Status.MLE, CPP),
         (run(oom_kills=1, exited=False, signal=9), Status.MLE, CPP),
         # Stopped by the supervisor when its peak passed the limit.
@@ -70,7 +71,8 @@ def run(**changes):
         (run(out_size=1025), Status.OLE, CPP),
         (run(err_size=1025), Status.OLE, CPP),
         (run(out_size=1024, stdout=b'3\n'), Status.AC, CPP),
-        (run(exited=False, signal=signal.SIGXFSZ), Status.OLE, CPP),
+        (run(exited=False, signal=signal.SIGXFSZ), Status.RE, CPP),
+        (run(exited=False, signal=signal.SIGXFSZ, out_size=1025), Status.OLE, CPP),
     ])
 def test_status(measured, expected, toolchain):
     assert status_of(measured, LIMITS, toolchain, b'3\n') is expected

@@ -20,4 +20,6 @@ assert libc.capget(ctypes.byref(header), data) == 0
 held = any(d.effective or d.permitted or d.inheritable for d in data)
 PR_CAPBSET_READ, PR_GET_NO_NEW_PRIVS = 23, 39
 bounding = [cap for cap in range(64) if libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
-print(f"uid={os.getuid()} held={held} bounding={bounding} nnp={libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)}")
+own_uid = os.getuid() >= 100000 and os.getuid() != 61001  # the container's, not PID 1's
+print(f"uid_is_the_containers={own_uid} held={held} bounding={bounding} "
+      f"nnp={libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)}")
