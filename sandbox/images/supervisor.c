@@ -42,10 +42,10 @@
  *   cannot change it either); they write only /tmp and /dev/shm (small,
  *   inode-capped tmpfs) and a few devices; /proc and /sys are not theirs
  *   (cgroup counters and host paths live there).
- * - Between runs a child with the run's uid wipes every writable place (the
- *   supervisor's uid may not delete a run's files, and should not traverse
- *   them); if that fails the answer says `dirty=1` and the host throws the
- *   container away.
+ * - Between runs a child with the run's uid wipes every writable place the
+ *   run wrote to (the supervisor's uid may not delete a run's files, and
+ *   should not traverse them); if that fails the answer says `dirty=1` and
+ *   the host throws the container away.
  *
  * Wire format (little-endian), both directions: u32 length, then the message.
  * Request: NUL-terminated strings "key=value" ..., an empty string, then argv.
@@ -152,6 +152,13 @@ static int read_all(int fd, void *buf, size_t len) {
         p += n;
         len -= (size_t)n;
     }
+    return 0;
+}
+
+static int read_text(int fd, char *buf, size_t size) {
+    ssize_t n = fd < 0 ? -1 : pread(fd, buf, size - 1, 0);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
     return 0;
 }
 
@@ -295,32 +302,43 @@ static int wipe(const char *path) {
 static const char *const writable_places[] = {SCRATCH_DIR, TMP_DIR, SHM_DIR, MQUEUE_DIR};
 #define N_PLACES (sizeof writable_places / sizeof *writable_places)
 
-static int all_clean(void) {
-    for (size_t i = 0; i < N_PLACES; i++)
-        if (!is_empty(writable_places[i])) return 0;
-    return 1;
+/* Whether the run left anything: the working folder a case gets from PID 1
+ * is not the run's. */
+static int run_left_something(void) {
+    for (size_t i = 0; i < N_PLACES; i++) {
+        DIR *dir = opendir(writable_places[i]);
+        if (!dir) return 1;
+        struct dirent *e;
+        int left = 0;
+        while (!left && (e = readdir(dir)) != NULL)
+            left = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                   !(i == 0 && !strcmp(e->d_name, CASE_DIR + sizeof SCRATCH_DIR));
+        closedir(dir);
+        if (left) return 1;
+    }
+    return 0;
 }
 
-/* Wipes every writable place: first a child with the run's uid removes what
- * the run made, then PID 1 removes a case's working folder, which is its own
- * (links to the job's files only: the run could not write there). 0 when
- * clean. */
+/* Wipes every writable place the run wrote to, in a child with the run's
+ * uid; a case's working folder is PID 1's (links to the job's files only: the
+ * run could not write there) and stays for the next case. 0 when clean. */
 static int wipe_all(long long *took_us) {
     long long start = monotonic_us();
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (become_run_user() < 0) _exit(2);
-        for (size_t i = 0; i < N_PLACES; i++) wipe(writable_places[i]);
-        _exit(0);
+    int status = 0; /* a run that left nothing costs no child */
+    if (run_left_something()) {
+        pid_t pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            if (become_run_user() < 0) _exit(2);
+            for (size_t i = 0; i < N_PLACES; i++) wipe(writable_places[i]);
+            _exit(0);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR) return -1;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || run_left_something()) return -1;
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    wipe(CASE_DIR);
-    rmdir(CASE_DIR);
     if (took_us) *took_us = monotonic_us() - start;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && all_clean() ? 0 : -1;
+    return 0;
 }
 
 /* The working folder links to every entry of the read-only job folder: the
@@ -347,25 +365,39 @@ static int populate(const char *workdir) {
     return 0;
 }
 
+/* A case's working folder, made again only when the job's files changed
+ * (the host adds the compiled program after the compile). */
+static int case_folder(void) {
+    static struct stat made_for;
+    struct stat job;
+    if (stat(JOB_DIR, &job) < 0) return -1;
+    struct stat now;
+    if (lstat(CASE_DIR, &now) == 0 && S_ISDIR(now.st_mode) && now.st_uid == geteuid() &&
+        job.st_ino == made_for.st_ino && job.st_mtim.tv_sec == made_for.st_mtim.tv_sec &&
+        job.st_mtim.tv_nsec == made_for.st_mtim.tv_nsec &&
+        job.st_ctim.tv_sec == made_for.st_ctim.tv_sec &&
+        job.st_ctim.tv_nsec == made_for.st_ctim.tv_nsec)
+        return 0;
+    wipe(CASE_DIR);
+    rmdir(CASE_DIR);
+    if (populate(CASE_DIR) < 0) return -1;
+    made_for = job;
+    return 0;
+}
+
 static long long read_oom_kills(void) {
     /* cgroup v1 exposes the container's counter in memory.oom_control, v2 in
-     * memory.events; either is readable from inside. -1 when neither is. */
-    static const char *files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
-                                  "/sys/fs/cgroup/memory.events"};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        FILE *f = fopen(files[i], "re");
-        if (!f) continue;
-        char key[64];
-        long long value;
-        while (fscanf(f, "%63s %lld", key, &value) == 2) {
-            if (!strcmp(key, "oom_kill")) {
-                fclose(f);
-                return value;
-            }
-        }
-        fclose(f);
+     * memory.events; either is readable from inside, through a descriptor
+     * opened once. -1 when neither is. */
+    static int fd = -2;
+    if (fd == -2) {
+        fd = open("/sys/fs/cgroup/memory/memory.oom_control", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) fd = open("/sys/fs/cgroup/memory.events", O_RDONLY | O_CLOEXEC);
     }
-    return -1;
+    char buf[512];
+    if (read_text(fd, buf, sizeof buf) < 0) return -1;
+    const char *at = strstr(buf, "oom_kill ");
+    return at ? strtoll(at + 9, NULL, 10) : -1;
 }
 
 /* ---- requests -------------------------------------------------------------- */
@@ -744,13 +776,6 @@ static long long status_kb(const char *text, const char *key) {
     return at ? strtoll(at + strlen(key), NULL, 10) : -1;
 }
 
-static int read_text(int fd, char *buf, size_t size) {
-    ssize_t n = fd < 0 ? -1 : pread(fd, buf, size - 1, 0);
-    if (n <= 0) return -1;
-    buf[n] = '\0';
-    return 0;
-}
-
 /* What the run holds now, in KiB: its resident set and its page tables
  * (mapping the shared zero page costs no resident memory, only page tables),
  * or its peak resident set when that is larger. A main thread that exited
@@ -783,11 +808,11 @@ static long long memory_kb(int status_fd, pid_t pid) {
 static int run(const struct request *rq, struct outcome *oc, int out_fd, int err_fd,
                char *error, size_t error_len) {
     memset(oc, 0, sizeof *oc);
-    if (!all_clean() && wipe_all(NULL) < 0) {
+    if (run_left_something() && wipe_all(NULL) < 0) {
         snprintf(error, error_len, "dirty: the previous run's files could not be removed");
         return -1;
     }
-    if (rq->kind == KIND_CASE && populate(rq->workdir) < 0) {
+    if (rq->kind == KIND_CASE && case_folder() < 0) {
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
