@@ -13,11 +13,12 @@ from dispatcher.tasks import CaseTask, CompileTask
 from dispatcher.validation import check_job
 from sandbox.job import CaseSpec
 from sandbox.results import CaseResult, CompileResult, Status
-from sandbox.sandbox import Sandbox
+from sandbox.sandbox import HostFault, Sandbox
 
 log = logging.getLogger(__name__)
 
 OnComplete = Callable[[Job, List[List[dict]]], None]
+OnAbandon = Callable[[Job, HostFault], None]
 Entry = Union[CompileTask, CaseTask]
 
 # Wakes a worker blocked on an empty queue when the dispatcher stops.
@@ -32,21 +33,28 @@ class Dispatcher:
 
     `on_complete(job, tasks)` is called with the dispatcher's lock held, so it
     must only enqueue (and must not call back into the dispatcher).
+    `on_abandon(job, fault)` likewise, for a job the host could not judge (a
+    HostFault): it goes back to the queue unjudged, never with a verdict.
     """
 
     def __init__(self,
                  sandbox: Sandbox,
                  on_complete: OnComplete,
                  max_workers: int,
-                 on_superseded: Optional[Callable[[Job], None]] = None):
+                 on_superseded: Optional[Callable[[Job], None]] = None,
+                 on_abandon: Optional[OnAbandon] = None,
+                 on_host_fault: Optional[Callable[[HostFault], None]] = None):
         """`on_superseded(job)` is told when a superseded generation has no
         sandbox call running any more: its job folder may go (it was never
-        reported, so nothing else removes it)."""
+        reported, so nothing else removes it). `on_host_fault(fault)` is told,
+        outside the lock, of every fault that abandoned a job."""
         if type(max_workers) is not int or max_workers < 1:
             raise ValueError(f'max_workers must be a positive int, got {max_workers!r}')
         self._sandbox = sandbox
         self._on_complete = on_complete
         self._on_superseded = on_superseded
+        self._on_abandon = on_abandon
+        self._on_host_fault = on_host_fault
         self._max_workers = max_workers
         # Unbounded: handle() can never fail halfway through enqueueing a job.
         self._queue: 'queue.SimpleQueue[object]' = queue.SimpleQueue()
@@ -93,6 +101,9 @@ class Dispatcher:
         and all its cases. Return True when it superseded a live older
         generation. Raise ValueError, having changed nothing, on an invalid job."""
         check_job(job)
+        # A limit the host cannot give is the host's fault (HostFault), found
+        # before anything is published.
+        self._sandbox.check_limits(max(meta.memory_limit_kb for meta in job.tasks))
         ctx = JobContext(job)
         entries: List[Entry] = [CompileTask(ctx)]
         entries += [
@@ -173,23 +184,32 @@ class Dispatcher:
         with self._lock:
             if not self._admit(entry):
                 return
-        if isinstance(entry, CompileTask):
-            compiled = self._compile(ctx)
-            with self._lock:
-                ctx.running -= 1
-                if self._is_current(ctx):
-                    self._record_compile(ctx, compiled)
-                release_key = ctx.take_sandbox_release()
-        else:
-            result = self._run_case(ctx, entry.task, entry.case)
-            with self._lock:
-                ctx.running -= 1
-                if self._is_current(ctx):
-                    ctx.resolve_case(entry.task, entry.case, result)
+        fault = None
+        try:
+            if isinstance(entry, CompileTask):
+                outcome = self._compile(ctx)
+            else:
+                outcome = self._run_case(ctx, entry.task, entry.case)
+        except HostFault as exc:
+            fault = exc
+        with self._lock:
+            ctx.running -= 1
+            if self._is_current(ctx):
+                if fault is not None:
+                    self._abandon(ctx, fault)
+                elif isinstance(entry, CompileTask):
+                    self._record_compile(ctx, outcome)
+                else:
+                    ctx.resolve_case(entry.task, entry.case, outcome)
                     if ctx.complete:
                         self._complete(ctx)
-                release_key = ctx.take_sandbox_release()
+            release_key = ctx.take_sandbox_release()
         self._release(ctx, release_key)
+        if fault is not None and self._on_host_fault is not None:
+            try:
+                self._on_host_fault(fault)
+            except Exception:
+                log.exception('reporting a host fault failed')
 
     def _is_current(self, ctx: JobContext) -> bool:
         return self._current.get(ctx.job_id) is ctx
@@ -238,7 +258,22 @@ class Dispatcher:
         ctx.retire()
         self._lock.notify_all()
 
-    # The sandbox boundary: whatever goes wrong there is a JE, never a stuck job.
+    def _abandon(self, ctx: JobContext, fault: HostFault) -> None:
+        """Lock held, ctx current. The job goes back unjudged; like a result,
+        its abort is handed over before the job leaves the dispatcher."""
+        log.warning('job %s: the host could not judge it (%s); handing it back', ctx.job_id,
+                    fault.cause)
+        if self._on_abandon is not None:
+            try:
+                self._on_abandon(ctx.job, fault)
+            except Exception:
+                log.exception('job %s: on_abandon failed', ctx.job_id)
+        del self._current[ctx.job_id]
+        ctx.retire()
+        self._lock.notify_all()
+
+    # The sandbox boundary: whatever goes wrong there is a JE, never a stuck job,
+    # but for a fault of the host (HostFault), which is nobody's verdict.
 
     def _compile(self, ctx: JobContext) -> CompileResult:
         try:
@@ -246,6 +281,8 @@ class Dispatcher:
             if not isinstance(compiled, CompileResult) or compiled.status not in _COMPILE_STATUSES:
                 raise TypeError(f'compile returned {compiled!r}')
             return compiled
+        except HostFault:
+            raise
         except Exception as exc:
             log.exception('job %s: compile failed in the judge', ctx.job_id)
             return CompileResult(Status.JE, f'judge error during compile ({type(exc).__name__})')
@@ -261,6 +298,8 @@ class Dispatcher:
             if not isinstance(result, CaseResult) or not isinstance(result.status, Status):
                 raise TypeError(f'run_case returned {result!r}')
             return result
+        except HostFault:
+            raise
         except Exception as exc:
             log.exception('job %s: task %d case %d failed in the judge', ctx.job_id, task, case)
             return CaseResult.judge_error(f'judge error ({type(exc).__name__})')

@@ -15,6 +15,8 @@ import enum
 import json
 import logging
 import pathlib
+import socket
+import ssl
 import threading
 import time
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -93,6 +95,11 @@ class UnexpectedStatus(BackendError):
     def __init__(self, what: str, status: int):
         super().__init__(f'{what}: unexpected HTTP {status}')
         self.status = status
+
+
+class TokenRefused(BackendError):
+    """The testdata channel refused SANDBOX_TOKEN (401 or 403): the host's
+    setting is wrong, not the job."""
 
 
 class ProtocolError(BackendError):
@@ -205,7 +212,7 @@ class BackendClient:
         what = f'GET {path}'
         with self._request('GET', path, what, auth=False, params={'token':
                                                                   self._sandbox_token}) as response:
-            self._expect(response, (200, ), what)
+            self._expect_testdata(response, what)
             return self._parse(parse_checksum, self._read_json(response, what), what)
 
     def download_testdata(self, problem_id: int, dest: pathlib.Path, *, max_bytes: int,
@@ -215,7 +222,7 @@ class BackendClient:
         what = f'GET {path}'
         with self._request('GET', path, what, auth=False, params={'token':
                                                                   self._sandbox_token}) as response:
-            self._expect(response, (200, ), what)
+            self._expect_testdata(response, what)
             with open(dest, 'wb') as out:
                 size = 0
                 for chunk in self._bounded_chunks(response, what, max_bytes, deadline_sec, stop):
@@ -271,7 +278,7 @@ class BackendClient:
                                            stream=True)
         except requests.RequestException as exc:
             # `from None`: requests' messages carry the full URL, query included.
-            raise TransportError(f'{what}: {type(exc).__name__}') from None
+            raise TransportError(f'{what}: {transport_kind(exc)}') from None
 
     def _report(self,
                 method: str,
@@ -288,6 +295,13 @@ class BackendClient:
                 return Answer(_outcome(response.status_code, table), f'HTTP {response.status_code}')
         except TransportError as exc:
             return Answer(Outcome.FAILED, str(exc))
+
+    @classmethod
+    def _expect_testdata(cls, response: requests.Response, what: str) -> None:
+        if response.status_code in (401, 403):
+            raise TokenRefused(f'{what}: HTTP {response.status_code}: the testdata channel '
+                               'refused SANDBOX_TOKEN')
+        cls._expect(response, (200, ), what)
 
     @staticmethod
     def _expect(response: requests.Response, ok: Iterable[int], what: str) -> None:
@@ -373,4 +387,31 @@ class BackendClient:
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             if stop is not None and stop.is_set():
                 raise Interrupted(f'{what}: stopped') from None
-            raise TransportError(f'{what}: {type(exc).__name__}') from None
+            raise TransportError(f'{what}: {transport_kind(exc)}') from None
+
+
+def transport_kind(exc: BaseException) -> str:
+    """What kind of transport failure `exc` is, for a log line an operator
+    can act on (never the URL: it may carry a query string)."""
+    seen = []
+    cause: Optional[BaseException] = exc
+    while cause is not None and len(seen) < 10:
+        seen.append(cause)
+        cause = cause.__cause__ or cause.__context__ or next(
+            (arg for arg in getattr(cause, 'args', ()) if isinstance(arg, BaseException)), None)
+    names = [type(e).__name__ for e in seen]
+    text = ' '.join(str(e) for e in seen[1:]).lower()
+    if any(isinstance(e, (requests.exceptions.SSLError, ssl.SSLError)) for e in seen):
+        kind = 'TLS failure'
+    elif any(isinstance(e, socket.gaierror) for e in seen) or 'name or service not known' in text \
+            or 'name resolution' in text or 'nodename nor servname' in text:
+        kind = 'name resolution failed'
+    elif any(isinstance(e, ConnectionRefusedError) for e in seen) or 'refused' in text:
+        kind = 'connection refused'
+    elif any(isinstance(e, (requests.exceptions.Timeout, socket.timeout)) for e in seen):
+        kind = 'timed out'
+    elif any(isinstance(e, ConnectionResetError) for e in seen) or 'reset' in text:
+        kind = 'connection reset'
+    else:
+        kind = 'connection failed'
+    return f'{kind} ({names[0]})'

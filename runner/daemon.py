@@ -4,6 +4,7 @@ import logging
 import os
 import threading
 import time
+from typing import Optional
 
 import docker.errors
 import requests.exceptions
@@ -15,15 +16,17 @@ from runner.client import BackendClient
 from runner.config import Settings
 from runner.drain import drain
 from runner.heartbeat import Heartbeat
+from runner.host_health import HostHealth
 from runner.job_folders import JobFolders
 from runner.locks import make_locks
 from runner.poller import Poller
 from runner.prepare import Preparer
 from runner.registration import RegistrationRefused, register
-from runner.reports import CompleteReport
+from runner.reports import AbortReason, AbortReport, CompleteReport
 from runner.result_sender import ResultSender
 from runner.testdata import TestdataCache
 from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, SandboxSettings
+from sandbox.languages import Language
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,24 @@ def start_sandbox(settings: Settings) -> DockerSandbox:
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise StartupError(f'Docker engine unreachable at DOCKER_URL ({exc})') from None
     return sandbox
+
+
+def host_problem(sandbox: DockerSandbox, settings: Settings) -> Optional[str]:
+    """The host's health probe: None when a known program is judged right in
+    each image and every data folder can be written, else what is wrong."""
+    for language in (Language.C, Language.PYTHON):
+        problem = sandbox.self_test(language)
+        if problem is not None:
+            return problem
+    for folder in (settings.testdata_root, settings.submission_dir, settings.submission_backup_dir):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / f'.probe-{os.getpid()}'
+            probe.write_bytes(b'probe')
+            probe.unlink()
+        except OSError as exc:
+            return f'{folder}: {exc.strerror} (DATA_DIR)'
+    return None
 
 
 class Daemon:
@@ -132,10 +153,23 @@ class Daemon:
             metrics.count_cases(job.language.name, tasks)
             sender.submit(CompleteReport.for_job(job, tasks))
 
+        def hand_back(job, fault=None):
+            # Also under the dispatcher's lock (a job the host could not judge).
+            sender.submit(AbortReport.for_job(job, AbortReason.DRAIN))
+
+        def on_host_fault(fault):
+            # What has not started goes back at once; started jobs finish
+            # where their sandboxes still work, or come back one by one.
+            for job in dispatcher.drain_unstarted():
+                hand_back(job)
+
+        health = HostHealth(lambda: host_problem(sandbox, s), on_fault=on_host_fault)
         dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
                                 on_complete=on_complete,
                                 max_workers=s.max_container_number,
-                                on_superseded=lambda job: folders.remove(job.job_dir))
+                                on_superseded=lambda job: folders.remove(job.job_dir),
+                                on_abandon=hand_back,
+                                on_host_fault=health.report)
         poller = Poller(poller_client,
                         tracker,
                         Preparer(poller_client, testdata, folders),
@@ -143,10 +177,11 @@ class Daemon:
                         sender,
                         max_concurrent_jobs=config.max_concurrent_jobs,
                         poll_interval_sec=config.poll_interval_sec,
-                        long_poll_sec=s.long_poll_sec)
+                        long_poll_sec=s.long_poll_sec,
+                        health=health)
         heartbeat = Heartbeat(client, tracker, config.heartbeat_interval_sec,
                               self._on_identity_lost)
-        for part in (dispatcher, sender, poller, heartbeat):
+        for part in (dispatcher, sender, poller, heartbeat, health):
             part.start()
         log.info('running: up to %d jobs at once, %d sandboxes', config.max_concurrent_jobs,
                  s.max_container_number)
@@ -160,6 +195,7 @@ class Daemon:
                 return EXIT_IDENTITY
             self._draining = True
         started = time.monotonic()
+        health.stop()  # no more probing: the drain decides from here
         outcome = drain(dispatcher=dispatcher,
                         poller=poller,
                         sender=sender,

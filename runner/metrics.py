@@ -56,6 +56,13 @@ TESTDATA_MISSES = Counter('oj_runner_testdata_cache_misses_total',
 TESTDATA_BYTES = Counter('oj_runner_testdata_download_bytes_total',
                          'Bytes of testdata downloaded.',
                          registry=REGISTRY)
+HOST_HEALTHY = Gauge('oj_runner_host_healthy',
+                     '1 while this host can judge; 0 during a host fault (no claims).',
+                     registry=REGISTRY)
+HOST_FAULTS = Counter('oj_runner_host_faults_total',
+                      'Host faults by kind (engine, image, disk, token, memory): jobs handed '
+                      'back unjudged.', ['kind'],
+                      registry=REGISTRY)
 DRAIN_SECONDS = Gauge('oj_runner_drain_duration_seconds',
                       'How long the last drain took.',
                       registry=REGISTRY)

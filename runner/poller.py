@@ -10,7 +10,13 @@ steps is the point of this module:
   and on the exhausted path, and a dispatch failure during a stop is a drain:
   a claim returned because of a shutdown is `drain`, never `prep_failed`
   (which would spend one of the submission's attempts);
-- dispatch is attempted exactly once.
+- dispatch is attempted exactly once;
+- a fault of the host (HostFault, in prep or dispatch) hands the claim back
+  as `drain` at once, reports the fault, and nothing is claimed until the
+  host is healthy again.
+
+During a backend outage the polls back off (with jitter, so a fleet does not
+poll in step), and the outage is logged when it starts and when it ends.
 """
 import logging
 import random
@@ -22,15 +28,18 @@ from dispatcher.job import Job
 from dispatcher.job_log import about_job, current_submission_id
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.client import BackendClient, BackendError
+from runner.client import BackendClient, BackendError, TransportError, UnexpectedStatus
+from runner.host_health import HostHealth
 from runner.reports import AbortReason, AbortReport, Report
-from runner.waiting import Wait, jittered, wait_on
+from runner.waiting import Wait, backoff_delay, jittered, wait_on
 from runner.wire import BadClaim, Claim, JobPayload
+from sandbox.sandbox import FaultKind, HostFault
 
 log = logging.getLogger(__name__)
 
 PREP_ATTEMPTS = 3
 PREP_BACKOFF_SEC = (1, 2)
+OUTAGE_BACKOFF_SEC = (1, 2, 4, 8, 16, 30)  # then 30 s until the backend answers
 
 
 class Preparing(Protocol):
@@ -63,10 +72,13 @@ class Poller:
                  max_concurrent_jobs: int,
                  poll_interval_sec: float,
                  long_poll_sec: float = 0,
+                 health: Optional[HostHealth] = None,
                  clock: Callable[[], float] = time.monotonic,
                  wait: Wait = wait_on,
                  rng: Optional[random.Random] = None):
         self._client = client
+        self._health = health
+        self._failed_polls = 0
         self._tracker = tracker
         self._preparer = preparer
         self._dispatcher = dispatcher
@@ -106,18 +118,20 @@ class Poller:
     def poll_once(self) -> None:
         """One round: wait for capacity, or claim one job and see it through
         prep and dispatch (the thread's body; public so tests can drive it)."""
-        if len(self._tracker) >= self._max_concurrent_jobs:
+        if len(self._tracker) >= self._max_concurrent_jobs or not self._healthy():
             self._wait(self._stop, self._poll_interval_sec)
             return
         asked_at = self._clock()
         try:
             claim = self._client.next_job(self._long_poll_sec)
         except BackendError as exc:
-            # Includes a body without a usable job_id: it cannot be aborted
-            # and is left to lease expiry.
-            log.warning('next-job failed: %s', exc)
-            self._wait(self._stop, jittered(self._poll_interval_sec, self._rng))
+            if self._stop.is_set():
+                return  # our own stop cut the request short: nothing to say
+            self._wait(self._stop, self._after_failed_poll(exc))
             return
+        if self._failed_polls:
+            log.info('the backend answers again (after %d failed polls)', self._failed_polls)
+            self._failed_polls = 0
         if claim is None:
             # A backend that ignores `wait` answers at once: fall back to the
             # poll interval, counted from when we asked.
@@ -127,6 +141,47 @@ class Poller:
             return
         with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
             self._take(claim)
+
+    def _after_failed_poll(self, exc: BackendError) -> float:
+        """How long to wait after a failed poll. An outage (no answer, or a 5xx)
+        backs off and is said once; a body without a usable job_id (it cannot
+        be aborted: lease expiry) or another refusal is said each time."""
+        outage = isinstance(exc, TransportError) or (isinstance(exc, UnexpectedStatus)
+                                                     and exc.status >= 500)
+        if not outage:
+            log.warning('next-job failed: %s', exc)
+            return jittered(self._poll_interval_sec, self._rng)
+        if not self._failed_polls:
+            log.warning('the backend does not answer (%s); polling with backoff until it does', exc)
+        delay = jittered(backoff_delay(OUTAGE_BACKOFF_SEC, self._failed_polls), self._rng)
+        self._failed_polls += 1
+        return delay
+
+    def _healthy(self) -> bool:
+        return self._health is None or self._health.healthy
+
+    def _host_fault(self, fault: HostFault, job_id: str, problem_id: int, job_dir) -> None:
+        """Hand the claim back unjudged (drain spends no attempt) and say why."""
+        recheck = None
+        if fault.kind is FaultKind.TOKEN:
+            recheck = lambda: self._token_accepted(problem_id)
+        if self._health is not None:
+            self._health.report(fault, recheck)
+        else:
+            log.error('host fault: %s', fault.cause)
+        self._abort(job_id, AbortReason.DRAIN, job_dir)
+
+    def _token_accepted(self, problem_id: int) -> Optional[str]:
+        """The token fault's own probe: None once the testdata channel takes it."""
+        try:
+            self._client.testdata_checksum(problem_id)
+        except UnexpectedStatus as exc:
+            if exc.status == 404:
+                return None  # the token was taken; the problem is gone
+            return str(exc)
+        except BackendError as exc:
+            return str(exc)
+        return None
 
     def _take(self, claim: Claim) -> None:
         # Before prep: from here on the heartbeat renews this claim's lease.
@@ -150,6 +205,9 @@ class Poller:
                 break
             try:
                 return self._preparer.prepare(payload, self._stop)
+            except HostFault as fault:
+                self._host_fault(fault, payload.job_id, payload.problem_id, None)
+                return None
             except Exception as exc:
                 log.warning('preparing job %s failed (attempt %d of %d): %s: %s', payload.job_id,
                             attempt, PREP_ATTEMPTS,
@@ -161,12 +219,16 @@ class Poller:
         return None
 
     def _dispatch(self, job: Job) -> None:
-        if self._stop.is_set():
-            # Nothing starts judging once a shutdown began.
+        if self._stop.is_set() or not self._healthy():
+            # Nothing starts judging once a shutdown began, nor on a host
+            # that a fault made unable to judge meanwhile.
             self._abort(job.job_id, AbortReason.DRAIN, job.job_dir)
             return
         try:
             superseded = self._dispatcher.handle(job)
+        except HostFault as fault:
+            self._host_fault(fault, job.job_id, job.problem_id, job.job_dir)
+            return
         except Exception:
             # Never retried: one claim, one dispatch.
             log.exception('dispatching job %s failed', job.job_id)

@@ -3,11 +3,12 @@ import logging
 import threading
 
 from dispatcher.job import Job
-from runner.client import BackendClient
+from runner.client import BackendClient, TokenRefused
 from runner.job_folders import JobFolders
 from runner.testdata import TestdataCache
 from runner.wire import JobPayload
 from runner.zips import extract_source
+from sandbox.sandbox import FaultKind, HostFault, disk_fault
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +21,9 @@ class Preparer:
     """Turns a claim's payload into a `Job` laid out on disk.
 
     One call is one attempt: it either returns a complete job folder or
-    raises with nothing left behind (the poller retries and reports).
+    raises with nothing left behind (the poller retries and reports). A fault
+    of the host (the disk, SANDBOX_TOKEN refused) raises HostFault: the job is
+    not to blame.
     """
 
     def __init__(self, client: BackendClient, testdata: TestdataCache, folders: JobFolders):
@@ -29,6 +32,14 @@ class Preparer:
         self._folders = folders
 
     def prepare(self, payload: JobPayload, stop: threading.Event) -> Job:
+        try:
+            return self._prepare(payload, stop)
+        except TokenRefused as exc:
+            raise HostFault(FaultKind.TOKEN, f'{exc} (SANDBOX_TOKEN)') from None
+        except OSError as exc:
+            raise disk_fault(exc, 'preparing a job') or exc
+
+    def _prepare(self, payload: JobPayload, stop: threading.Event) -> Job:
         job_dir = self._folders.create(payload.job_id)
         try:
             job = Job(job_id=payload.job_id,

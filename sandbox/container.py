@@ -24,6 +24,7 @@ import requests.exceptions
 
 from sandbox.protocol import (ProtocolError, RunRequest, RunResponse, SupervisorFailure,
                               read_response)
+from sandbox.sandbox import FaultKind
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,15 @@ TRANSFER_GRACE_SEC = 15.0
 
 
 class SandboxBroken(Exception):
-    """The container cannot be used any more; it must be destroyed."""
+    """The container cannot be used any more; it must be destroyed.
+
+    `fault` is set when the container never started: the engine's or the
+    host's doing (engine unreachable or failing, image missing, supervisor
+    not connecting), never the job's."""
+
+    def __init__(self, message: str, fault: Optional[FaultKind] = None):
+        super().__init__(message)
+        self.fault = fault
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,7 +164,10 @@ class SandboxContainer:
         except (OSError, docker.errors.DockerException,
                 requests.exceptions.RequestException) as exc:
             self.destroy()
-            raise SandboxBroken(f'sandbox did not start: {type(exc).__name__}: {exc}') from None
+            kind = FaultKind.IMAGE if isinstance(exc,
+                                                 docker.errors.ImageNotFound) else FaultKind.ENGINE
+            raise SandboxBroken(f'sandbox did not start: {type(exc).__name__}: {exc}',
+                                fault=kind) from None
         finally:
             if box_fd >= 0:
                 os.close(box_fd)

@@ -9,8 +9,9 @@ import pathlib
 import shutil
 import signal
 import threading
+import time
 import uuid
-from typing import Callable, Dict, Iterator, Optional, TypeVar
+from typing import Callable, Dict, Iterator, Optional, Tuple, TypeVar
 
 import docker
 import docker.errors
@@ -18,12 +19,12 @@ import docker.errors
 from sandbox.container import (LABEL, PROTOCOL_LABEL, ContainerLimits, SandboxBroken,
                                SandboxContainer)
 from sandbox.job import CaseSpec, SandboxJob
-from sandbox.languages import Toolchain
+from sandbox.languages import Language, Toolchain
 from sandbox.pool import SandboxPool
 from sandbox.protocol import (PROTOCOL_VERSION, UNLIMITED, Kind, RunRequest, RunResponse,
                               SupervisorFailure)
 from sandbox.results import CaseResult, CompileResult, Status
-from sandbox.sandbox import Sandbox
+from sandbox.sandbox import FaultKind, HostFault, Sandbox, disk_fault
 from sandbox.static_memory import writable_bytes
 from sandbox.verdict import Limits, case_result, report_text
 
@@ -55,6 +56,21 @@ CASE_DESCRIPTORS = 128
 # that cases share.
 _COMPILE_ENV = _ENV + (('TMPDIR', COMPILE_DIR), )
 
+# Memory a sandbox container needs beside a case's own: its writable places
+# and the two outputs live in its memory, and the supervisor's, with room.
+SUPERVISOR_HEADROOM_BYTES = 64 * MiB
+# A self-test result serves every failure within this long (several workers
+# failing at once run one test).
+SELF_TEST_REUSE_SEC = 5.0
+KNOWN_PROGRAMS = {
+    Language.C: b'#include <stdio.h>\nint main(void){int a,b;scanf("%d %d",&a,&b);'
+    b'printf("%d\\n",a+b);return 0;}\n',
+    Language.CPP: b'#include <iostream>\nint main(){int a,b;std::cin>>a>>b;'
+    b'std::cout<<a+b<<std::endl;}\n',
+    Language.PYTHON: b'a, b = map(int, input().split())\nprint(a + b)\n',
+}
+KNOWN_INPUT, KNOWN_ANSWER = b'40 2\n', b'42\n'
+
 
 class ImageMismatch(Exception):
     """A sandbox image was built for another supervisor protocol."""
@@ -85,6 +101,12 @@ class SandboxSettings:
     def images(self) -> Dict[str, str]:
         return {'cpp': self.cpp_image, 'python': self.python_image}
 
+    @property
+    def headroom_bytes(self) -> int:
+        """What a container holds beside a case's own memory."""
+        return (self.work_bytes + self.tmp_bytes + ContainerLimits.shm_bytes +
+                2 * self.output_limit + SUPERVISOR_HEADROOM_BYTES)
+
 
 class DockerSandbox(Sandbox):
 
@@ -97,18 +119,21 @@ class DockerSandbox(Sandbox):
         self._client = client or docker.DockerClient(base_url=settings.docker_url
                                                      or 'unix:///var/run/docker.sock',
                                                      timeout=settings.engine_timeout_sec)
-        limits = ContainerLimits(memory_bytes=settings.container_memory_bytes,
-                                 pids=settings.container_pids,
-                                 work_tmpfs_bytes=settings.work_bytes,
-                                 tmp_tmpfs_bytes=settings.tmp_bytes,
-                                 cpus=settings.container_cpus)
-        labels = {ROOT_LABEL: str(self._root), INSTANCE_LABEL: str(self._home)}
+        self._limits = limits = ContainerLimits(memory_bytes=settings.container_memory_bytes,
+                                                pids=settings.container_pids,
+                                                work_tmpfs_bytes=settings.work_bytes,
+                                                tmp_tmpfs_bytes=settings.tmp_bytes,
+                                                cpus=settings.container_cpus)
+        self._labels = labels = {ROOT_LABEL: str(self._root), INSTANCE_LABEL: str(self._home)}
         boxes = self._home / 'boxes'
         self._artifacts = self._home / 'artifacts'
         self._cpu_slots = threading.BoundedSemaphore(settings.max_parallel_runs)
         self._lock = threading.Lock()
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
+        self._self_test_lock = threading.Lock()
+        self._self_tests: Dict[Language, Tuple[float, Optional[str]]] = {}
+        self._testing = threading.local()
         self._pool = SandboxPool(
             factory=lambda image: SandboxContainer(self._client, image, boxes, limits, labels),
             max_alive=settings.max_containers,
@@ -194,31 +219,28 @@ class DockerSandbox(Sandbox):
             _remove(container)
         return len(found)
 
+    def check_limits(self, memory_limit_kb: int) -> None:
+        need = memory_limit_kb * 1024 + self._settings.headroom_bytes
+        if need > self._settings.container_memory_bytes:
+            raise HostFault(
+                FaultKind.MEMORY,
+                f'SANDBOX_MEMORY_MB={self._settings.container_memory_bytes // MiB} '
+                f'cannot hold a memoryLimit of {memory_limit_kb} KB (a sandbox needs '
+                f'{-(-need // MiB)} MiB for it): raise SANDBOX_MEMORY_MB')
+
     def compile(self, job: SandboxJob) -> CompileResult:
         toolchain = job.language.toolchain
         staging = self._staging(job.key)
-        shutil.rmtree(staging, ignore_errors=True)
-        _copy_tree(job.source_dir, staging)
-        request = RunRequest(kind=Kind.COMPILE,
-                             argv=toolchain.compile_argv,
-                             workdir=COMPILE_DIR,
-                             cpu_ms=COMPILE_SECONDS * 1000,
-                             wall_ms=COMPILE_SECONDS * 1000,
-                             data_kb=COMPILE_MEMORY_KB,
-                             stack_kb=64 * 1024,
-                             fsize=MAX_ARTIFACT_BYTES,
-                             out_send=self._settings.report_limit,
-                             err_send=self._settings.report_limit,
-                             nofile=256,
-                             artifact=toolchain.artifact,
-                             artifact_max=MAX_ARTIFACT_BYTES if toolchain.artifact else 0,
-                             env=_COMPILE_ENV)
         try:
+            shutil.rmtree(staging, ignore_errors=True)
+            _copy_tree(job.source_dir, staging)
             return self._in_sandbox(
-                job, toolchain, staging, request, None,
+                job, toolchain, staging, _compile_request(toolchain, self._settings), None,
                 lambda run, container: self._compiled(run, toolchain, staging, container))
         except (SandboxBroken, SupervisorFailure) as exc:
-            return CompileResult(Status.JE, f'sandbox failure: {exc}')
+            return CompileResult(Status.JE, f'sandbox failure: {self._judge_failure(job, exc)}')
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
 
     def _compiled(self, run: RunResponse, toolchain: Toolchain, staging: pathlib.Path,
                   container: SandboxContainer) -> CompileResult:
@@ -257,30 +279,85 @@ class DockerSandbox(Sandbox):
         try:
             expected = case.answer_path.read_bytes()
         except OSError as exc:
+            fault = disk_fault(exc, 'the job folder')
+            if fault is not None:
+                raise fault from None
             return CaseResult.judge_error(f'cannot read the expected output: {exc.strerror}')
         limits = Limits(time_ms=case.time_limit_ms,
                         memory_kb=case.memory_limit_kb,
                         output_bytes=self._settings.output_limit)
-        request = RunRequest(kind=Kind.CASE,
-                             argv=toolchain.run_argv,
-                             workdir='/work/run',
-                             cpu_ms=limits.time_ms,
-                             wall_ms=limits.wall_ms,
-                             mem_kb=limits.memory_kb,
-                             data_kb=_memory_cap_kb(limits.memory_kb),
-                             stack_kb=UNLIMITED,
-                             fsize=limits.output_bytes + 1,
-                             out_send=limits.output_bytes,
-                             err_send=self._settings.report_limit,
-                             tail_send=STDERR_TAIL_BYTES,
-                             nofile=CASE_DESCRIPTORS,
-                             env=_ENV)
         try:
             return self._in_sandbox(
-                job, toolchain, staging, request, case.input_path, lambda run, _: case_result(
-                    run, limits, toolchain, expected, self._settings.report_limit))
+                job, toolchain, staging, _case_request(toolchain, limits, self._settings),
+                case.input_path, lambda run, _: case_result(run, limits, toolchain, expected, self.
+                                                            _settings.report_limit))
         except (SandboxBroken, SupervisorFailure) as exc:
-            return CaseResult.judge_error(f'sandbox failure: {exc}')
+            return CaseResult.judge_error(f'sandbox failure: {self._judge_failure(job, exc)}')
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+
+    def _judge_failure(self, job: SandboxJob, exc: Exception) -> str:
+        """A run that failed in two sandboxes: the host's fault (HostFault)
+        when sandboxes do not start, or when a known program fails too; else
+        the job's, and its message for the JE."""
+        if isinstance(exc, SandboxBroken) and exc.fault is not None:
+            raise HostFault(
+                exc.fault, f'sandboxes cannot start (Docker engine, DOCKER_URL): '
+                f'{str(exc)[:300]}')
+        if not getattr(self._testing, 'active', False):
+            problem = self.self_test(job.language)
+            if problem is not None:
+                raise HostFault(FaultKind.ENGINE, f'sandboxes fail on this host: {problem}')
+        return str(exc)
+
+    def self_test(self, language: Language = Language.C) -> Optional[str]:
+        with self._self_test_lock:
+            tested_at, problem = self._self_tests.get(language, (None, None))
+            if tested_at is not None and time.monotonic() - tested_at < SELF_TEST_REUSE_SEC:
+                return problem
+            try:
+                result = self.judge_known(language)
+                problem = None if result.status is Status.AC else (
+                    f'a known {language.name} program was judged {result.status.value}: '
+                    f'{result.stderr[:200]}')
+            except (SandboxBroken, SupervisorFailure, OSError, HostFault,
+                    docker.errors.DockerException) as exc:
+                problem = f'{type(exc).__name__}: {str(exc)[:300]}'
+            self._self_tests[language] = (time.monotonic(), problem)
+            return problem
+
+    def judge_known(self, language: Language) -> CaseResult:
+        """A known program (a + b) compiled and judged in a fresh container
+        of its own, outside the pool (the host's self-test)."""
+        toolchain = language.toolchain
+        folder = self._home / 'self-test' / uuid.uuid4().hex[:12]
+        container = None
+        self._testing.active = True
+        try:
+            (folder / 'src').mkdir(parents=True)
+            (folder / 'src' / toolchain.source_name).write_bytes(KNOWN_PROGRAMS[language])
+            (folder / 'in').write_bytes(KNOWN_INPUT)
+            container = SandboxContainer(self._client, self._settings.images[toolchain.image_kind],
+                                         self._home / 'boxes', self._limits, self._labels)
+            container.start()
+            container.stage(folder / 'src')
+            compiled = self._compiled(
+                container.run(_compile_request(toolchain, self._settings), None), toolchain,
+                folder / 'src', container)
+            if not compiled.ok:
+                return CaseResult(status=compiled.status, stderr=compiled.message)
+            limits = Limits(time_ms=2000,
+                            memory_kb=262144,
+                            output_bytes=self._settings.output_limit)
+            run = container.run(_case_request(toolchain, limits, self._settings), folder / 'in')
+            return case_result(run, limits, toolchain, KNOWN_ANSWER, self._settings.report_limit)
+        finally:
+            self._testing.active = False
+            if container is not None:
+                container.destroy()
+            with self._lock:
+                self._static_bytes.pop(folder / 'src', None)
+            shutil.rmtree(folder, ignore_errors=True)
 
     def release(self, job_key: str) -> None:
         self._pool.release(job_key)
@@ -344,6 +421,40 @@ def check_image(client: docker.DockerClient, image: str) -> None:
                             f'{found.get(PROTOCOL_LABEL, "1")}, this runner speaks '
                             f'{PROTOCOL_VERSION}: rebuild it (FORCE=1 '
                             'sandbox/images/build-offline.sh)')
+
+
+def _compile_request(toolchain: Toolchain, settings: SandboxSettings) -> RunRequest:
+    return RunRequest(kind=Kind.COMPILE,
+                      argv=toolchain.compile_argv,
+                      workdir=COMPILE_DIR,
+                      cpu_ms=COMPILE_SECONDS * 1000,
+                      wall_ms=COMPILE_SECONDS * 1000,
+                      data_kb=COMPILE_MEMORY_KB,
+                      stack_kb=64 * 1024,
+                      fsize=MAX_ARTIFACT_BYTES,
+                      out_send=settings.report_limit,
+                      err_send=settings.report_limit,
+                      nofile=256,
+                      artifact=toolchain.artifact,
+                      artifact_max=MAX_ARTIFACT_BYTES if toolchain.artifact else 0,
+                      env=_COMPILE_ENV)
+
+
+def _case_request(toolchain: Toolchain, limits: Limits, settings: SandboxSettings) -> RunRequest:
+    return RunRequest(kind=Kind.CASE,
+                      argv=toolchain.run_argv,
+                      workdir='/work/run',
+                      cpu_ms=limits.time_ms,
+                      wall_ms=limits.wall_ms,
+                      mem_kb=limits.memory_kb,
+                      data_kb=_memory_cap_kb(limits.memory_kb),
+                      stack_kb=UNLIMITED,
+                      fsize=limits.output_bytes + 1,
+                      out_send=limits.output_bytes,
+                      err_send=settings.report_limit,
+                      tail_send=STDERR_TAIL_BYTES,
+                      nofile=CASE_DESCRIPTORS,
+                      env=_ENV)
 
 
 def _held(folder: pathlib.Path) -> bool:

@@ -1,16 +1,19 @@
 import http.server
 import json
+import socket
 import logging
 import threading
 import traceback
 
 import pytest
 import requests
+import urllib3
 import responses
 
 from dispatcher.job import TaskMeta
 from runner.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError, Outcome,
-                           ProtocolError, TransportError, Unauthorized, UnexpectedStatus)
+                           ProtocolError, TokenRefused, TransportError, Unauthorized,
+                           UnexpectedStatus, transport_kind)
 from runner.reports import AbortReason
 from runner.waiting import Interrupted
 from runner.wire import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
@@ -265,7 +268,7 @@ def test_next_job_error_statuses(mock, client, status, error):
 
 def test_next_job_connection_error(mock, client):
     mock.get(f'{BASE}/runners/{RN}/next-job', body=requests.ReadTimeout('slow'))
-    with pytest.raises(TransportError, match='ReadTimeout'):
+    with pytest.raises(TransportError, match=r'timed out \(ReadTimeout\)'):
         client.next_job()
 
 
@@ -447,7 +450,7 @@ def test_checksum(mock, client):
     assert 'Authorization' not in request.headers
 
 
-@pytest.mark.parametrize('status, error', [(401, Unauthorized), (403, UnexpectedStatus),
+@pytest.mark.parametrize('status, error', [(401, TokenRefused), (403, TokenRefused),
                                            (404, UnexpectedStatus), (500, UnexpectedStatus)])
 def test_checksum_error_statuses(mock, client, status, error):
     mock.get(f'{BASE}/problem/7/checksum', status=status)
@@ -471,8 +474,8 @@ def test_download_testdata_writes_the_file(mock, client, tmp_path):
     assert mock.calls[0].request.url.endswith(f'?token={SANDBOX_TOKEN}')
 
 
-@pytest.mark.parametrize('status, error', [(401, Unauthorized), (404, UnexpectedStatus),
-                                           (500, UnexpectedStatus)])
+@pytest.mark.parametrize('status, error', [(401, TokenRefused), (403, TokenRefused),
+                                           (404, UnexpectedStatus), (500, UnexpectedStatus)])
 def test_download_testdata_error_statuses(mock, client, tmp_path, status, error):
     mock.get(f'{BASE}/problem/7/testdata', status=status)
     with pytest.raises(error):
@@ -692,3 +695,22 @@ def test_a_slow_drip_body_meets_its_deadline_and_stop():
         done.set()
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize('error, kind', [
+    (requests.ConnectionError(
+        urllib3.exceptions.NewConnectionError(
+            None, 'Failed to establish a new connection: [Errno 111] Connection refused')),
+     'connection refused'),
+    (requests.ConnectionError(
+        urllib3.exceptions.NameResolutionError(
+            'web', None, socket.gaierror(-2,
+                                         'Name or service not known'))), 'name resolution failed'),
+    (requests.exceptions.SSLError('certificate verify failed'), 'TLS failure'),
+    (requests.exceptions.ConnectTimeout('connect timeout'), 'timed out'),
+    (requests.ConnectionError(ConnectionResetError(
+        104, 'Connection reset by peer')), 'connection reset'),
+    (requests.ConnectionError('something else'), 'connection failed'),
+])
+def test_transport_errors_say_what_kind_they_are(error, kind):
+    assert transport_kind(error).startswith(kind)

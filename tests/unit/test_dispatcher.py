@@ -15,6 +15,7 @@ from dispatcher.dispatcher import Dispatcher
 from dispatcher.job import TaskMeta
 from sandbox.languages import Language
 from sandbox.results import CaseResult, CompileResult, Status
+from sandbox.sandbox import FaultKind, HostFault
 from tests.unit.fake_sandbox import (COMPILE, GUARD_SEC, Completions, FakeSandbox, make_job,
                                      stop_and_join, ok_case)
 
@@ -485,3 +486,78 @@ def test_a_superseded_generation_is_handed_over_for_cleanup_after_its_last_call(
     finally:
         stop_and_join(dispatcher)
     assert [job.job_dir.name for job in retired] == ['old']
+
+
+# A fault of the host: the job goes back unjudged, never with a verdict.
+
+
+class Abandoned:
+    """`on_abandon` and `on_host_fault`: what went back, and what was said."""
+
+    def __init__(self, dispatcher_of):
+        self.jobs = queue.Queue()
+        self.faults = []
+        self.locked_at_abandon = []
+        self._dispatcher_of = dispatcher_of
+
+    def on_abandon(self, job, fault):
+        self.locked_at_abandon.append(self._dispatcher_of()._lock._is_owned())
+        self.jobs.put((job, fault))
+
+    def on_host_fault(self, fault):
+        self.faults.append(fault)
+
+
+def abandoning_dispatcher(fake, max_workers=1):
+    completions = Completions()
+    holder = {}
+    abandoned = Abandoned(lambda: holder['dispatcher'])
+    dispatcher = Dispatcher(fake,
+                            completions,
+                            max_workers,
+                            on_abandon=abandoned.on_abandon,
+                            on_host_fault=abandoned.on_host_fault)
+    holder['dispatcher'] = dispatcher
+    dispatcher.start()
+    return dispatcher, completions, abandoned
+
+
+@pytest.mark.parametrize('stage', [COMPILE, (0, 1)])
+def test_a_host_fault_hands_the_job_back_with_no_verdict(stage):
+    fault = HostFault(FaultKind.ENGINE, 'sandboxes cannot start')
+    fake = FakeSandbox()
+    fake.answer('a', stage, fault)
+    dispatcher, completions, abandoned = abandoning_dispatcher(fake)
+    try:
+        dispatcher.handle(make_job('a', cases=(3, )))
+        job, told = abandoned.jobs.get(timeout=GUARD_SEC)
+        assert job.job_id == 'jb_a' and told is fault
+        assert abandoned.locked_at_abandon == [True]  # handed over before the job leaves
+        assert dispatcher.wait_in_flight(GUARD_SEC)
+        fake.wait_for(lambda f: f.released_keys())
+        assert abandoned.faults == [fault]
+        assert completions.results.empty()  # no complete, no JE: nothing was judged
+    finally:
+        stop_and_join(dispatcher)
+    assert not any(c[0] == 'run' and c[2] == (0, 2) for c in fake.calls)
+
+
+def test_a_limit_the_host_cannot_give_is_refused_before_anything_is_published():
+    fault = HostFault(FaultKind.MEMORY, 'SANDBOX_MEMORY_MB=1536 cannot hold ...')
+
+    class Small(FakeSandbox):
+
+        def check_limits(self, memory_limit_kb):
+            if memory_limit_kb > 65536:
+                raise fault
+
+    fake = Small()
+    dispatcher, completions, abandoned = abandoning_dispatcher(fake)
+    try:
+        big = dataclasses.replace(make_job('big'), tasks=(TaskMeta(100, 65537, 1000, 1), ))
+        with pytest.raises(HostFault):
+            dispatcher.handle(big)
+        assert dispatcher.drain_unstarted() == []
+        assert fake.calls == []
+    finally:
+        stop_and_join(dispatcher)

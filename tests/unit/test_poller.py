@@ -1,3 +1,4 @@
+import logging
 import pathlib
 import threading
 
@@ -5,11 +6,12 @@ import pytest
 
 from dispatcher.job import Job, TaskMeta
 from runner.active_jobs import ActiveJobs
-from runner.client import ProtocolError, TransportError
+from runner.client import ProtocolError, TransportError, UnexpectedStatus
 from runner.poller import Poller
 from runner.reports import AbortReason, AbortReport
 from runner.wire import BadClaim, JobPayload
 from sandbox.languages import Language
+from sandbox.sandbox import FaultKind, HostFault
 
 JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
 POLL_SEC = 3
@@ -184,13 +186,95 @@ def test_backend_ignoring_the_long_poll_falls_back_to_the_poll_interval():
     assert rig.time.waits == [POLL_SEC - 1]
 
 
-@pytest.mark.parametrize('error', [TransportError('down'), ProtocolError('no job_id')])
-def test_next_job_failure_waits_and_claims_nothing(error):
+@pytest.mark.parametrize('error, wait', [(TransportError('down'), 1),
+                                         (UnexpectedStatus('GET', 503), 1),
+                                         (ProtocolError('no job_id'), POLL_SEC)])
+def test_next_job_failure_waits_and_claims_nothing(error, wait):
     rig = Rig(error)
     rig.poller.poll_once()
-    assert rig.time.waits == [POLL_SEC]
+    assert rig.time.waits == [wait]
     assert len(rig.tracker) == 0
     assert rig.sender.reports == []
+
+
+def test_an_outage_backs_off_and_is_said_when_it_starts_and_ends(caplog):
+    rig = Rig(*[TransportError('GET next-job: connection refused (ConnectionError)')] * 8, None)
+    with caplog.at_level(logging.INFO, logger='runner.poller'):
+        for _ in range(9):
+            rig.poller.poll_once()
+    assert rig.time.waits[:8] == [1, 2, 4, 8, 16, 30, 30, 30]
+    said = [r.getMessage() for r in caplog.records]
+    assert len([m for m in said if 'does not answer' in m]) == 1
+    assert 'connection refused' in said[0]
+    assert said[-1] == 'the backend answers again (after 8 failed polls)'
+
+
+def test_a_poll_cut_short_by_stop_says_nothing(caplog):
+    rig = Rig(TransportError('GET next-job: connection failed (ConnectionError)'))
+    rig.stop()
+    with caplog.at_level(logging.INFO, logger='runner.poller'):
+        rig.poller.poll_once()
+    assert caplog.records == []
+
+
+# -- host faults ------------------------------------------------------------------
+
+
+class FakeHealth:
+
+    def __init__(self, healthy=True):
+        self.healthy = healthy
+        self.reports = []
+
+    def report(self, fault, recheck=None):
+        self.reports.append((fault, recheck))
+        self.healthy = False
+
+
+def health_rig(*answers, **kwargs):
+    rig = Rig(*answers, **kwargs)
+    rig.health = FakeHealth()
+    rig.poller._health = rig.health
+    return rig
+
+
+def test_an_unhealthy_host_claims_nothing():
+    rig = health_rig(payload())
+    rig.health.healthy = False
+    rig.poller.poll_once()
+    assert rig.client.calls == [] and rig.time.waits == [POLL_SEC]
+
+
+@pytest.mark.parametrize('kind', [FaultKind.DISK, FaultKind.TOKEN])
+def test_a_host_fault_in_prep_hands_the_claim_back_as_drain_at_once(kind):
+    fault = HostFault(kind, 'the host is broken')
+    rig = health_rig(payload(), script=(fault, None, None))
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 1  # no retries: the job is not to blame
+    assert rig.sender.reports == [AbortReport('jb_1', AbortReason.DRAIN, None)]
+    assert [reported for reported, _ in rig.health.reports] == [fault]
+    recheck = rig.health.reports[0][1]
+    assert (recheck is not None) == (kind is FaultKind.TOKEN)
+
+
+def test_a_host_fault_at_dispatch_hands_the_claim_back_as_drain():
+    fault = HostFault(FaultKind.MEMORY, 'SANDBOX_MEMORY_MB=1536 cannot hold ...')
+    rig = health_rig(payload(), dispatch=fault)
+    rig.poller.poll_once()
+    assert rig.sender.reports == [
+        AbortReport('jb_1', AbortReason.DRAIN, pathlib.Path('/jobs/jb_1.gen'))
+    ]
+    assert rig.health.reports[0][0] is fault
+
+
+def test_a_job_prepared_while_the_host_became_unhealthy_is_not_dispatched():
+    rig = health_rig(payload())
+    rig.preparer.during = lambda attempt: setattr(rig.health, 'healthy', False)
+    rig.poller.poll_once()
+    assert rig.dispatcher.handled == []
+    assert rig.sender.reports == [
+        AbortReport('jb_1', AbortReason.DRAIN, pathlib.Path('/jobs/jb_1.gen'))
+    ]
 
 
 def test_claim_is_tracked_before_prep():
