@@ -73,6 +73,12 @@ def host_problem(sandbox: DockerSandbox, settings: Settings) -> Optional[str]:
         problem = sandbox.self_test(language)
         if problem is not None:
             return problem
+    try:
+        removed = sandbox.remove_exited()  # what an engine outage left behind
+        if removed:
+            log.info('removed %d sandbox container(s) left while the engine was away', removed)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        return f'the Docker engine: {type(exc).__name__}'
     for folder in (settings.testdata_root, settings.submission_dir, settings.submission_backup_dir):
         try:
             folder.mkdir(parents=True, exist_ok=True)

@@ -227,7 +227,10 @@ class SandboxContainer:
             except docker.errors.NotFound:
                 self._destroyed = True
             except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-                log.error('could not remove sandbox container %s: %s', self.name, exc)
+                # Removed later: by the health probe once the engine answers
+                # (exited containers), or at the runner's exit.
+                log.warning('could not remove sandbox container %s now: %s', self.name,
+                            str(exc)[:200])
             self._container = None
         shutil.rmtree(self.box, ignore_errors=True)
 

@@ -160,6 +160,17 @@ class DockerSandbox(Sandbox):
     def check_image(self, image: str) -> None:
         check_image(self._client, image)
 
+    def remove_exited(self) -> int:
+        """This process's containers that have ended (their removal failed,
+        e.g. while the engine was unreachable); the pool's are all running."""
+        found = [
+            c for c in self._list({INSTANCE_LABEL: str(self._home)})
+            if c.status in ('exited', 'dead')
+        ]
+        for container in found:
+            _remove(container)
+        return len(found)
+
     def remove_leftovers(self) -> int:
         """Remove this process's containers and folder (at exit: runs cut short)."""
         removed = self._remove_containers({INSTANCE_LABEL: str(self._home)})

@@ -13,6 +13,7 @@ new container, or by destroying another job's idle container.
 import collections
 import logging
 import threading
+import time
 from typing import Callable, Dict, List, Optional
 
 from sandbox.container import SandboxBroken, SandboxContainer
@@ -207,13 +208,20 @@ class SandboxPool:
                 self._alive += 1
             try:
                 container = self._create(image)
+                if failures:
+                    log.info('spare sandboxes start again (after %d failures)', failures)
                 failures = 0
             except Exception as exc:
                 failures += 1
-                log.error('could not start a spare sandbox (%s): %s', image, exc)
+                # Said once an outage (the host's health says the rest).
+                (log.warning if failures == 1 else log.debug)(
+                    'could not start a spare sandbox (%s): %s', image, exc)
                 with self._cond:
-                    # Back off before trying again; stop() wakes this.
-                    self._cond.wait(timeout=min(30.0, 2.0**failures))
+                    # Back off before trying again, whatever else wakes the
+                    # pool meanwhile; stop() ends the wait.
+                    until = time.monotonic() + min(30.0, 2.0**failures)
+                    self._cond.wait_for(lambda: self._stopping or time.monotonic() >= until,
+                                        timeout=until - time.monotonic())
                 continue
             with self._cond:
                 if self._stopping:

@@ -1,0 +1,68 @@
+"""Faults of the judge host are never a student's verdict: the jobs go back to
+the queue without spending an attempt, the runner says why and stops
+claiming, and it claims again once the host is healthy."""
+import pytest
+
+from tests.e2e import programs
+from tests.e2e.harness import TIMEOUT
+from tests.e2e.socket_proxy import SocketProxy
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docker]
+
+SUBMISSIONS = 6
+
+
+def _attempts_spent(backend, sids):
+    """Attempts the backend still counts against each submission's job."""
+    spent = {}
+    for sid in sids:
+        job_id = backend.submission(sid).current_job_id
+        claims = backend.events.list('claim', outcome='ok', job_id=job_id)
+        aborts = backend.events.list('abort', job_id=job_id)
+        last = max(claims + aborts, key=lambda e: e.seq)
+        spent[sid] = last.attempts
+    return spent
+
+
+def test_an_engine_outage_mid_batch_costs_no_verdict_and_no_attempt(e2e, tmp_path):
+    proxy = SocketProxy(tmp_path / 'docker.sock')
+    backend = e2e.backend()
+    runner = e2e.runner(backend, DOCKER_URL=proxy.url)
+    assert runner.wait_for_line(r'running: '), runner.log()
+    try:
+        proxy.cut()
+        sids = [backend.submit(1, 'python', programs.AC_PYTHON) for _ in range(SUBMISSIONS)]
+        assert runner.wait_for_line(r'host fault \(engine\), claiming nothing'), runner.log()
+        backend.events.wait_for('abort', timeout=TIMEOUT, reason='drain')
+        proxy.restore()
+        assert runner.wait_for_line(r'host healthy again'), runner.log()
+        results = backend.wait_results(sids, TIMEOUT * 2)
+    finally:
+        proxy.restore()
+    assert [r.verdict for r in results] == ['AC'] * SUBMISSIONS, runner.log()
+    assert backend.events.count('abort', reason='prep_failed') == 0
+    assert backend.events.count('abort', reason='rejected') == 0
+    assert set(_attempts_spent(backend, sids).values()) == {1}  # the final claim only
+    assert len([l for l in runner.lines if 'host fault (engine)' in l]) == 1
+    assert e2e.stop(runner) == 0
+    proxy.close()
+
+
+def test_a_wrong_sandbox_token_pauses_the_runner_and_judges_nothing(e2e):
+    backend = e2e.backend()
+    wrong = e2e.runner(backend, SANDBOX_TOKEN='not-the-token')
+    sids = [backend.submit(1, 'python', programs.AC_PYTHON) for _ in range(2)]
+    assert wrong.wait_for_line(
+        r'host fault \(token\), claiming nothing.*SANDBOX_TOKEN'), wrong.log()
+    backend.events.wait_for('abort', timeout=TIMEOUT, reason='drain')
+    assert backend.events.count('complete') == 0
+    assert e2e.stop(wrong) == 0
+    claims = backend.events.count('claim', outcome='ok')
+    assert claims == 1  # paused after the first refusal: nothing more was claimed
+    assert len([l for l in wrong.lines if 'host fault (token)' in l]) == 1
+
+    right = e2e.runner(backend)
+    results = backend.wait_results(sids, TIMEOUT)
+    assert [r.verdict for r in results] == ['AC', 'AC']
+    assert set(_attempts_spent(backend, sids).values()) == {1}
+    assert e2e.stop(right) == 0
