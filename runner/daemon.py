@@ -100,6 +100,7 @@ class Daemon:
         # at the same time: one of the two paths wins, cleanly.
         self._lock = threading.Lock()
         self._draining = False
+        self._folders: Optional[JobFolders] = None
 
     def run(self) -> int:
         sandbox = start_sandbox(self._settings)
@@ -113,8 +114,11 @@ class Daemon:
                 # Busy containers of runs a drain cut short are not left
                 # running. After an identity loss they are left alone: killing
                 # them would turn their runs into JE reports on the way out;
-                # they end with their run, and the next start removes them.
+                # they end with their run, and the next start removes them
+                # (and the job folders with them).
                 sandbox.remove_leftovers()
+                if self._folders is not None:
+                    self._folders.close()
 
     def _serve(self, sandbox: DockerSandbox) -> int:
         s = self._settings
@@ -149,7 +153,9 @@ class Daemon:
         })
         metrics.LIVE_CLAIMS.set_function(lambda: len(tracker))
         metrics.SANDBOXES_MAX.set(s.max_container_number)
-        folders = JobFolders(s.submission_dir, s.submission_backup_dir)
+        folders = self._folders = JobFolders(s.submission_dir, s.submission_backup_dir,
+                                             sandbox.home.name)
+        folders.start()
         testdata = TestdataCache(s.testdata_root, poller_client,
                                  make_locks(s.redis_url, s.testdata_root))
         sender = ResultSender(client, tracker, folders, body_limit=s.report_body_limit)

@@ -1,7 +1,6 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
 import contextlib
 import dataclasses
-import fcntl
 import hashlib
 import logging
 import os
@@ -18,6 +17,7 @@ import docker.errors
 
 from sandbox.container import (LABEL, PROTOCOL_LABEL, ContainerLimits, SandboxBroken,
                                SandboxContainer)
+from sandbox.instance_folder import InstanceFolder, held
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language, Toolchain
 from sandbox.pool import SandboxPool
@@ -113,9 +113,8 @@ class DockerSandbox(Sandbox):
     def __init__(self, settings: SandboxSettings, client: Optional[docker.DockerClient] = None):
         self._settings = settings
         self._root = settings.root.resolve()
-        self._home = self._root / uuid.uuid4().hex[:12]
-        self._alive: Optional[int] = None  # the locked descriptor of _home
-        self._locks_work = False
+        self._instance = InstanceFolder(self._root)
+        self._home = self._instance.path
         self._client = client or docker.DockerClient(base_url=settings.docker_url
                                                      or 'unix:///var/run/docker.sock',
                                                      timeout=settings.engine_timeout_sec)
@@ -175,28 +174,12 @@ class DockerSandbox(Sandbox):
         """Remove this process's containers and folder (at exit: runs cut short)."""
         removed = self._remove_containers({INSTANCE_LABEL: str(self._home)})
         shutil.rmtree(self._home, ignore_errors=True)
-        if self._alive is not None:
-            os.close(self._alive)
-            self._alive = None
+        self._instance.release()
         return removed
 
     def _claim_home(self) -> None:
-        # Made under a hidden name and renamed once locked, so another process
-        # scanning the root never takes a folder being born for a dead one.
-        # The lock is on the folder itself: deleting files in it changes nothing.
-        self._root.mkdir(parents=True, exist_ok=True)
-        birth = self._root / f'.new-{self._home.name}'
-        birth.mkdir()
-        self._alive = os.open(birth, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(self._alive, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            # A second open of the folder must see the lock; where flock is
-            # not enforced (some network filesystems) it would not.
-            self._locks_work = _held(birth)
-        except OSError:
-            self._locks_work = False
-        os.rename(birth, self._home)
-        if not self._locks_work:
+        self._instance.claim()
+        if not self._instance.locks_work:
             log.warning(
                 'file locks do not work under %s: sandboxes left by a crashed runner '
                 'there are not removed (remove them with: docker rm -f $(docker ps -aq '
@@ -208,15 +191,20 @@ class DockerSandbox(Sandbox):
         Each container is judged on its own, at removal time: a container only
         exists once its owner's folder is locked, so a runner starting right
         now is never taken for dead."""
-        if not self._locks_work:
+        if not self._instance.locks_work:
             return
-        for container in self._list({ROOT_LABEL: str(self._root)}):
-            owner = container.labels.get(INSTANCE_LABEL)
-            if owner != str(self._home) and (owner is None or not _held(pathlib.Path(owner))):
-                _remove(container)
-        for folder in self._root.iterdir():
-            if folder != self._home and not folder.name.startswith('.') and not _held(folder):
-                shutil.rmtree(folder, ignore_errors=True)
+        dead = [
+            container for container in self._list({ROOT_LABEL: str(self._root)})
+            if container.labels.get(INSTANCE_LABEL) != str(self._home) and (container.labels.get(
+                INSTANCE_LABEL) is None or not held(pathlib.Path(container.labels[INSTANCE_LABEL])))
+        ]
+        for container in dead:
+            _remove(container)
+        folders = self._instance.remove_dead_siblings()
+        if dead or folders:
+            log.info(
+                'removed %d sandbox container(s) and %d folder(s) of runners that ended '
+                'without cleaning up', len(dead), len(folders))
 
     def _list(self, labels: Dict[str, str]):
         return self._client.containers.list(
@@ -466,25 +454,6 @@ def _case_request(toolchain: Toolchain, limits: Limits, settings: SandboxSetting
                       tail_send=STDERR_TAIL_BYTES,
                       nofile=CASE_DESCRIPTORS,
                       env=_ENV)
-
-
-def _held(folder: pathlib.Path) -> bool:
-    """Whether a live process holds the lock of this instance folder. When it
-    cannot be told (an odd filesystem), the answer is yes: never take a live
-    runner's sandboxes for dead ones."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False  # nobody holds it (released with the descriptor)
-    except OSError:
-        return True  # BlockingIOError: held; anything else: cannot tell
-    finally:
-        os.close(fd)
 
 
 def _remove(container) -> None:

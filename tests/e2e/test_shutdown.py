@@ -4,6 +4,8 @@ next runner judges them once."""
 import re
 import signal
 
+import pathlib
+
 import pytest
 
 from tests.e2e import programs
@@ -74,10 +76,18 @@ def test_after_sigkill_the_lease_expires_and_the_next_runner_judges_the_job_once
     job_id = job_of(backend, sid)
     assert first.wait_for_line(started(job_id)), first.log()
     first_id = first.runner_id(backend)
+    first_home = first.sandbox_home
     first.kill()  # SIGKILL: no drain, no report, its sandbox container left running
+    left = [p for p in (host / 'submissions').glob('*/jb_*')]
+    assert left and e2e.containers(first), 'the kill should leave a job folder and a container'
 
     # The same host restarted: a new identity, the same folders.
     second = e2e.runner(backend, data_dir=host)
+    assert second.wait_for_line(r'removed the job folders a runner left'), second.log()
+    assert second.wait_for_line(r'removed 1 sandbox container\(s\) and 1 folder\(s\) of runners'), (
+        second.log())
+    assert not any(p.exists() for p in left)
+    assert e2e.containers(first) == [] and not pathlib.Path(first_home).exists()
     result = backend.wait_result(sid, TIMEOUT)
     second_id = second.runner_id(backend)
 

@@ -76,6 +76,7 @@ class World:
         self.client = BackendClient(BASE,
                                     sandbox_token='sbx').with_identity(RunnerIdentity(RN, 'rk'))
         self.folders = JobFolders(root / 'submissions', root / 'backup')
+        self.folders.start()
         self.cache = Cache(root / 'testdata', self.client, FileLocks(root / 'testdata' / '.locks'))
         self.preparer = Preparer(self.client, self.cache, self.folders)
 
@@ -85,7 +86,7 @@ class World:
         self.mock.get(f'{BASE}/problem/7/testdata', body=testdata)
 
     def job_folders(self):
-        folder = self.root / 'submissions'
+        folder = self.folders.root
         return sorted(path.name for path in folder.iterdir()) if folder.exists() else []
 
     def everything(self):
@@ -103,7 +104,8 @@ def test_prepare_lays_out_the_job_folder(world):
     job = world.preparer.prepare(parse_claim(job_body()), threading.Event())
     assert (job.job_id, job.submission_id, job.problem_id) == (JB, 's1', 7)
     assert job.language is Language.C
-    assert job.job_dir.parent == world.root / 'submissions'
+    assert job.job_dir.parent == world.folders.root
+    assert world.folders.root.parent == world.root / 'submissions'
     assert sorted(p.name for p in job.source_dir.iterdir()) == ['helper.h', 'main.c']
     assert job.input_path(0, 1).read_bytes() == b'4 5'
     assert job.answer_path(0, 0).read_bytes() == b'3'
