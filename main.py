@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Mapping, Optional, Sequence
 
-from runner.config import SETTINGS_HELP, ConfigError, Settings
+from runner.config import SETTINGS_HELP, ConfigError, Settings, check_folders
 from runner.logs import configure_logging
 from runner.signals import SignalWatcher
 
@@ -47,6 +47,7 @@ def main(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.e
         return check.run(environ, sys.stdout)
     try:
         settings = Settings.from_env(environ)
+        check_folders(settings)
     except ConfigError as exc:
         print(f'main.py: configuration error: {exc}', file=sys.stderr)
         return EXIT_CONFIG

@@ -1,36 +1,35 @@
 """`python main.py --check`: will this host judge correctly? Claims nothing.
 
 One line per check, ✓ or ✗, with a hint for what failed: the configuration,
-the Docker engine, the sandbox images, a tiny known program per language
-through the real sandbox (verdict, time and memory sane), the data folders
-(writable, free space), Redis when configured, and that the backend answers.
+the data folders (writable, free space), the Docker engine, the sandbox
+images, a known program per language judged in a fresh sandbox, Redis when
+configured, and the backend: that it is a runner API, that it takes the
+registration token (by registering: the backend keeps an identity that is
+never used and expires) and that its testdata channel takes SANDBOX_TOKEN.
+Every step is bounded, and a step that can take a while says what it waits
+for first.
 """
 import dataclasses
 import itertools
 import pathlib
 import shutil
-import tempfile
-import uuid
 from typing import Mapping, TextIO
 
 import docker
 import docker.errors
 import requests
 
-from runner.config import ConfigError, Settings
+from runner.client import (BackendClient, BackendError, ProtocolError, TokenRefused, Unauthorized,
+                           UnexpectedStatus)
+from runner.config import ConfigError, Settings, check_folder, folder_settings
 from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, check_image
-from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
 
 MIN_FREE_BYTES = 1024**3
-PROGRAMS = {
-    Language.C: b'#include <stdio.h>\nint main(void){int a,b;scanf("%d %d",&a,&b);'
-    b'printf("%d\\n",a+b);return 0;}\n',
-    Language.CPP: b'#include <iostream>\nint main(){int a,b;std::cin>>a>>b;'
-    b'std::cout<<a+b<<std::endl;}\n',
-    Language.PYTHON: b'a, b = map(int, input().split())\nprint(a + b)\n',
-}
+ENGINE_TIMEOUT_SEC = 30
+# A problem id that need not exist: the testdata channel checks its token first.
+PROBE_PROBLEM = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +44,10 @@ class Check:
         return text if self.ok or not self.hint else f'{text}\n    hint: {self.hint}'
 
 
+class Waiting(str):
+    """A line said before a step that can take a while."""
+
+
 def run(environ: Mapping[str, str], out: TextIO) -> int:
     """Print every check; 0 when all pass, 1 otherwise (2 for bad configuration)."""
     try:
@@ -54,6 +57,9 @@ def run(environ: Mapping[str, str], out: TextIO) -> int:
         return 2
     checks = []
     for check in itertools.chain([Check('configuration', True, 'valid')], _checks(settings)):
+        if isinstance(check, Waiting):
+            print(f'… {check}', file=out, flush=True)
+            continue
         checks.append(check)
         print(check.line(), file=out, flush=True)
     failed = [c for c in checks if not c.ok]
@@ -62,24 +68,41 @@ def run(environ: Mapping[str, str], out: TextIO) -> int:
 
 
 def _checks(settings: Settings):
-    yield from _docker_checks(settings)
-    for name, path in (('testdata folder', settings.testdata_root), ('submission folder',
-                                                                     settings.submission_dir),
-                       ('backup folder', settings.submission_backup_dir)):
-        yield _folder(name, path)
+    folders_ok = True
+    for setting, path in folder_settings(settings):
+        check = _folder(setting, path)
+        folders_ok &= check.ok
+        yield check
+    yield from _docker_checks(settings, folders_ok)
     if settings.redis_url:
         yield _redis(settings.redis_url)
-    yield _backend(settings.backend_url)
+    yield from _backend_checks(settings)
 
 
-def _docker_checks(settings: Settings):
-    from runner.daemon import sandbox_settings  # the sandbox exactly as the daemon makes it
+def _folder(setting: str, path: pathlib.Path) -> Check:
     try:
-        client = docker.DockerClient(base_url=settings.docker_url, timeout=30)
+        check_folder(setting, path)
+        free = shutil.disk_usage(path).free
+    except (ConfigError, OSError) as exc:
+        return Check(setting, False,
+                     str(exc).split(': ', 1)[-1],
+                     f'make {path} a folder the runner can write, or set {setting}')
+    detail = f'{path}, {free / 1024**3:.1f} GiB free'
+    if free < MIN_FREE_BYTES:
+        return Check(setting, False, detail, 'free some space: testdata and job folders live here')
+    return Check(setting, True, detail)
+
+
+def _docker_checks(settings: Settings, folders_ok: bool):
+    from runner.daemon import sandbox_settings  # the sandbox exactly as the daemon makes it
+    yield Waiting(f'waiting for the Docker engine at {settings.docker_url} '
+                  f'(up to {ENGINE_TIMEOUT_SEC} s)')
+    try:
+        client = docker.DockerClient(base_url=settings.docker_url, timeout=ENGINE_TIMEOUT_SEC)
         version = client.version().get('Version', '?')
     except (docker.errors.DockerException, requests.RequestException) as exc:
         yield Check('docker engine', False, f'unreachable at {settings.docker_url} ({exc})',
-                    'start dockerd, or set DOCKER_URL')
+                    'start dockerd, or set DOCKER_URL (or DOCKER_HOST)')
         return
     yield Check('docker engine', True, f'Docker {version} at {settings.docker_url}')
     images_ok = True
@@ -94,18 +117,21 @@ def _docker_checks(settings: Settings):
         except ImageMismatch as exc:
             images_ok = False
             yield Check(f'image {image}', False, 'built for another runner version', str(exc))
-    if not images_ok:
+    if not (images_ok and folders_ok):
         return
     # A root of its own: the check never touches a running runner's sandboxes.
     config = dataclasses.replace(sandbox_settings(settings),
                                  root=settings.data_dir / 'sandbox-check',
                                  spares_per_image=0,
                                  max_containers=2)
+    yield Waiting('judging a known program per language, each in a fresh sandbox')
     sandbox = DockerSandbox(config, client=client)
     try:
         sandbox.start()
-        for language, source in PROGRAMS.items():
-            yield _judge(sandbox, language, source)
+        for language in Language:
+            yield _judge(sandbox, language)
+    except OSError as exc:
+        yield Check('sandbox', False, f'{config.root}: {exc.strerror}', 'check DATA_DIR')
     finally:
         sandbox.stop()
         sandbox.join(30)
@@ -113,23 +139,13 @@ def _docker_checks(settings: Settings):
         shutil.rmtree(config.root, ignore_errors=True)
 
 
-def _judge(sandbox: DockerSandbox, language: Language, source: bytes) -> Check:
+def _judge(sandbox: DockerSandbox, language: Language) -> Check:
     name = f'sandbox {language.name}'
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = pathlib.Path(tmp)
-        (tmp / 'src').mkdir()
-        (tmp / 'src' / language.source_name).write_bytes(source)
-        (tmp / 'in').write_bytes(b'40 2\n')
-        (tmp / 'out').write_bytes(b'42\n')
-        job = SandboxJob(key=f'check-{uuid.uuid4()}', language=language, source_dir=tmp / 'src')
-        try:
-            compiled = sandbox.compile(job)
-            if not compiled.ok:
-                return Check(name, False, f'compile: {compiled.status.value} '
-                             f'{compiled.message[:200]}', 'the image lacks a working toolchain?')
-            result = sandbox.run_case(job, CaseSpec(tmp / 'in', tmp / 'out', 2000, 262144))
-        finally:
-            sandbox.release(job.key)
+    try:
+        result = sandbox.judge_known(language)
+    except Exception as exc:  # any failure here is what the check reports
+        return Check(name, False, f'{type(exc).__name__}: {str(exc)[:200]}',
+                     'the sandbox cannot start or run: see the Docker engine\'s log')
     detail = f'{result.status.value}, {result.exec_time_ms} ms, {result.memory_kb} KB'
     if result.status is not Status.AC:
         return Check(name, False, f'{detail}: {result.stderr[:200]}',
@@ -137,21 +153,6 @@ def _judge(sandbox: DockerSandbox, language: Language, source: bytes) -> Check:
     if not (result.exec_time_ms < 1000 and 0 < result.memory_kb < 128 * 1024):
         return Check(name, False, f'{detail}: time or memory out of the sane range',
                      'an overloaded host, or a broken measurement')
-    return Check(name, True, detail)
-
-
-def _folder(name: str, path: pathlib.Path) -> Check:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f'.check-{uuid.uuid4().hex}'
-        probe.write_bytes(b'x')
-        probe.unlink()
-        free = shutil.disk_usage(path).free
-    except OSError as exc:
-        return Check(name, False, f'{path}: {exc.strerror}', 'make it writable by the runner')
-    detail = f'{path}, {free / 1024**3:.1f} GiB free'
-    if free < MIN_FREE_BYTES:
-        return Check(name, False, detail, 'free some space: testdata and job folders live here')
     return Check(name, True, detail)
 
 
@@ -165,10 +166,46 @@ def _redis(url: str) -> Check:
     return Check('redis', True, 'answers')
 
 
-def _backend(url: str) -> Check:
+def _backend_checks(settings: Settings):
+    client = BackendClient(settings.backend_url, sandbox_token=settings.sandbox_token)
+    yield Waiting(f'registering with {settings.backend_url} to check the registration token '
+                  '(the backend keeps an identity that is never used and expires)')
     try:
-        response = requests.get(url + '/', timeout=(5, 10))
-    except requests.RequestException as exc:
-        return Check('backend', False, f'{url} does not answer ({type(exc).__name__})',
-                     'check BACKEND_URL and the network')
-    return Check('backend', True, f'{url} answers (HTTP {response.status_code})')
+        registration = client.register(settings.registration_token, settings.runner_name)
+    except Unauthorized:
+        yield Check('registration token', False, 'the backend refused RUNNER_REGISTRATION_TOKEN '
+                    '(401)', 'check RUNNER_REGISTRATION_TOKEN')
+    except UnexpectedStatus as exc:
+        yield Check('backend', False, f'{settings.backend_url} answers, but not as a runner API '
+                    f'({exc})', 'BACKEND_URL must be the base URL of the runner API')
+        return
+    except BackendError as exc:
+        if isinstance(exc, ProtocolError):  # an answer, but not one of the runner API's
+            yield Check('backend', False,
+                        f'{settings.backend_url} answers, but not as a runner API ({exc})',
+                        'BACKEND_URL must be the base URL of the runner API')
+        else:
+            yield Check('backend', False, f'{settings.backend_url} does not answer ({exc})',
+                        'check BACKEND_URL and the network')
+        return
+    else:
+        yield Check('registration token', True,
+                    f'accepted (registered as {registration.identity.runner_id}, never used)')
+    if not settings.sandbox_token:
+        yield Check('testdata token', False, 'SANDBOX_TOKEN is not set',
+                    'set SANDBOX_TOKEN: every testdata download needs it')
+        return
+    yield Waiting(f'asking the testdata channel for problem {PROBE_PROBLEM}\'s checksum')
+    try:
+        client.testdata_checksum(PROBE_PROBLEM)
+        yield Check('testdata token', True, 'SANDBOX_TOKEN accepted')
+    except TokenRefused as exc:
+        yield Check('testdata token', False, str(exc), 'check SANDBOX_TOKEN')
+    except UnexpectedStatus as exc:
+        if exc.status == 404:
+            yield Check('testdata token', True,
+                        f'SANDBOX_TOKEN accepted (no problem {PROBE_PROBLEM}, as expected)')
+        else:
+            yield Check('testdata token', False, str(exc), 'check BACKEND_URL and SANDBOX_TOKEN')
+    except BackendError as exc:
+        yield Check('testdata token', False, str(exc), 'check BACKEND_URL and SANDBOX_TOKEN')

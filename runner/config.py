@@ -8,11 +8,20 @@ import dataclasses
 import pathlib
 import socket
 import urllib.parse
+import uuid
 from typing import Callable, Mapping, Optional, TypeVar
 
 T = TypeVar('T')
 
 MAX_SECONDS = 86400  # a day: beyond, waits would overflow the platform's timeout
+DEFAULT_DOCKER_URL = 'unix:///var/run/docker.sock'
+DOCKER_SCHEMES = ('unix', 'tcp', 'http', 'https', 'ssh')
+# The bundled backend takes 1..128 characters; a name it refuses would stop
+# every registration.
+MAX_NAME_CHARS = 128
+MAX_CONTAINERS = 256
+MIN_REPORT_BODY_BYTES = 16 * 1024
+MAX_OUTPUT_BYTES = 1024**3
 LOG_LEVELS = ('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL')
 LOG_FORMATS = ('text', 'json')
 
@@ -35,7 +44,7 @@ VARIABLES = (
     ('TESTDATA_ROOT', None, 'testdata cache (default: DATA_DIR/testdata)'),
     ('SUBMISSION_DIR', None, 'job folders (default: DATA_DIR/submissions)'),
     ('SUBMISSION_BACKUP_DIR', None, 'job folders of failed reports (default: DATA_DIR/backup)'),
-    ('DOCKER_URL', 'unix:///var/run/docker.sock', 'Docker engine'),
+    ('DOCKER_URL', None, 'Docker engine (default: DOCKER_HOST, else unix:///var/run/docker.sock)'),
     ('SANDBOX_IMAGE_CPP', 'oj-sandbox-cpp:latest', 'sandbox image for C and C++'),
     ('SANDBOX_IMAGE_PYTHON', 'oj-sandbox-python:latest', 'sandbox image for Python 3'),
     ('SANDBOX_MEMORY_MB', '1536',
@@ -91,11 +100,14 @@ class Settings:
             backend_url=env.parse('BACKEND_URL', _DEFAULTS['BACKEND_URL'], _backend_url,
                                   echo=False),
             registration_token=env.secret('RUNNER_REGISTRATION_TOKEN', required=True),
-            runner_name=env.text('RUNNER_NAME', None) or (hostname or socket.gethostname)(),
+            runner_name=env.parse('RUNNER_NAME', (hostname or socket.gethostname)(),
+                                  _runner_name,
+                                  echo=False),
             sandbox_token=env.secret('SANDBOX_TOKEN', required=False),
             redis_url=env.parse('REDIS_URL', None, _redis_url, echo=False),
             max_container_number=env.parse('MAX_CONTAINER_NUMBER',
-                                           _DEFAULTS['MAX_CONTAINER_NUMBER'], _positive_int),
+                                           _DEFAULTS['MAX_CONTAINER_NUMBER'],
+                                           _bounded_int(1, MAX_CONTAINERS)),
             drain_timeout_sec=env.parse('DRAIN_TIMEOUT_SEC', _DEFAULTS['DRAIN_TIMEOUT_SEC'],
                                         _positive_seconds),
             data_dir=data_dir,
@@ -103,14 +115,18 @@ class Settings:
             submission_dir=pathlib.Path(env.text('SUBMISSION_DIR', str(data_dir / 'submissions'))),
             submission_backup_dir=pathlib.Path(
                 env.text('SUBMISSION_BACKUP_DIR', str(data_dir / 'backup'))),
-            docker_url=env.text('DOCKER_URL', _DEFAULTS['DOCKER_URL']),
+            docker_url=env.parse('DOCKER_URL',
+                                 env.text('DOCKER_HOST', DEFAULT_DOCKER_URL),
+                                 _docker_url,
+                                 echo=False),
             long_poll_sec=env.parse('LONG_POLL_SEC', _DEFAULTS['LONG_POLL_SEC'],
                                     _non_negative_seconds),
-            output_limit=env.parse('OUTPUT_LIMIT', _DEFAULTS['OUTPUT_LIMIT'], _positive_int),
+            output_limit=env.parse('OUTPUT_LIMIT', _DEFAULTS['OUTPUT_LIMIT'],
+                                   _bounded_int(1, MAX_OUTPUT_BYTES)),
             report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', _DEFAULTS['REPORT_OUTPUT_LIMIT'],
                                           _positive_int),
             report_body_limit=env.parse('REPORT_BODY_LIMIT', _DEFAULTS['REPORT_BODY_LIMIT'],
-                                        _positive_int),
+                                        _bounded_int(MIN_REPORT_BODY_BYTES, 1 << 30)),
             log_level=env.parse('LOG_LEVEL', _DEFAULTS['LOG_LEVEL'], _log_level),
             log_format=env.parse('LOG_FORMAT', _DEFAULTS['LOG_FORMAT'], _log_format),
             metrics_port=env.parse('METRICS_PORT', None, _port),
@@ -167,6 +183,34 @@ class _Env:
         return value or ''
 
 
+def _bounded_int(low: int, high: int) -> Callable[[str], int]:
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f'must be an integer from {low} to {high}') from None
+        if not low <= value <= high:
+            raise ValueError(f'must be an integer from {low} to {high}')
+        return value
+
+    return parse
+
+
+def _runner_name(raw: str) -> str:
+    if len(raw) > MAX_NAME_CHARS or not raw.isprintable():
+        raise ValueError(f'must be 1 to {MAX_NAME_CHARS} printable characters '
+                         '(the backend refuses others)')
+    return raw
+
+
+def _docker_url(raw: str) -> str:
+    scheme = urllib.parse.urlsplit(raw).scheme
+    if scheme not in DOCKER_SCHEMES:
+        raise ValueError(f'must be a {", ".join(s + "://" for s in DOCKER_SCHEMES)} URL')
+    return raw
+
+
 def _positive_int(raw: str) -> int:
     try:
         value = int(raw)
@@ -185,6 +229,29 @@ def _seconds(raw: str) -> float:
     if value != value or abs(value) > MAX_SECONDS:
         raise ValueError(f'must be a number of seconds up to {MAX_SECONDS}')
     return value
+
+
+def check_folders(settings: 'Settings') -> None:
+    """Raise ConfigError, naming the setting, when a data folder cannot be
+    made or written (checked at start, before anything is claimed)."""
+    for setting, folder in folder_settings(settings):
+        check_folder(setting, folder)
+
+
+def folder_settings(settings: 'Settings'):
+    return (('DATA_DIR', settings.data_dir), ('TESTDATA_ROOT', settings.testdata_root),
+            ('SUBMISSION_DIR', settings.submission_dir), ('SUBMISSION_BACKUP_DIR',
+                                                          settings.submission_backup_dir))
+
+
+def check_folder(setting: str, folder: pathlib.Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f'.check-{uuid.uuid4().hex}'
+        probe.write_bytes(b'x')
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f'{setting}: {folder} cannot be used ({exc.strerror})') from None
 
 
 def _positive_seconds(raw: str) -> float:

@@ -25,7 +25,8 @@ from runner.registration import RegistrationRefused, register
 from runner.reports import AbortReason, AbortReport, CompleteReport
 from runner.result_sender import ResultSender
 from runner.testdata import TestdataCache
-from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, SandboxSettings
+from sandbox.docker_sandbox import (COMPILE_MEMORY_KB, MiB, DockerSandbox, ImageMismatch,
+                                    SandboxSettings)
 from sandbox.languages import Language
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,13 @@ def sandbox_settings(settings: Settings) -> SandboxSettings:
 
 def start_sandbox(settings: Settings) -> DockerSandbox:
     config = sandbox_settings(settings)
+    need = COMPILE_MEMORY_KB * 1024 + config.headroom_bytes
+    if config.container_memory_bytes < need:
+        # A compile could run out of memory: CE for the host's fault.
+        raise StartupError(f'SANDBOX_MEMORY_MB: must be at least {-(-need // MiB)} (a compile '
+                           f'takes up to {COMPILE_MEMORY_KB // 1024} MiB beside the sandbox\'s '
+                           f'own {config.headroom_bytes // MiB} MiB), got '
+                           f'{settings.sandbox_memory_mb}')
     try:
         sandbox = DockerSandbox(config)
         for image in config.images.values():

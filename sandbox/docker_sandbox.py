@@ -130,6 +130,7 @@ class DockerSandbox(Sandbox):
         self._lock = threading.Lock()
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
+        self._stopping = threading.Event()
         self._self_test_lock = threading.Lock()
         self._self_tests: Dict[Language, Tuple[float, Optional[str]]] = {}
         self._testing = threading.local()
@@ -146,6 +147,7 @@ class DockerSandbox(Sandbox):
         self._pool.start()
 
     def stop(self) -> None:
+        self._stopping.set()  # no self-test from now on: it would make containers
         self._pool.stop()
 
     def join(self, timeout: Optional[float] = None) -> None:
@@ -303,7 +305,7 @@ class DockerSandbox(Sandbox):
             raise HostFault(
                 exc.fault, f'sandboxes cannot start (Docker engine, DOCKER_URL): '
                 f'{str(exc)[:300]}')
-        if not getattr(self._testing, 'active', False):
+        if not getattr(self._testing, 'active', False) and not self._stopping.is_set():
             problem = self.self_test(job.language)
             if problem is not None:
                 raise HostFault(FaultKind.ENGINE, f'sandboxes fail on this host: {problem}')
@@ -331,6 +333,8 @@ class DockerSandbox(Sandbox):
         toolchain = language.toolchain
         folder = self._home / 'self-test' / uuid.uuid4().hex[:12]
         container = None
+        if self._stopping.is_set():
+            raise SandboxBroken('the sandbox is stopping')
         self._testing.active = True
         try:
             (folder / 'src').mkdir(parents=True)

@@ -2,7 +2,7 @@ import pathlib
 
 import pytest
 
-from runner.config import ConfigError, Settings
+from runner.config import ConfigError, Settings, check_folders
 
 TOKEN = 'reg-secret-123'
 
@@ -137,3 +137,45 @@ def test_settings_are_frozen():
     s = settings()
     with pytest.raises(AttributeError):
         s.max_container_number = 3
+
+
+def test_docker_host_is_honoured_when_docker_url_is_unset():
+    assert settings(DOCKER_HOST='tcp://engine:2376').docker_url == 'tcp://engine:2376'
+    assert settings(DOCKER_HOST='tcp://engine:2376',
+                    DOCKER_URL='unix:///run/docker.sock').docker_url == 'unix:///run/docker.sock'
+
+
+@pytest.mark.parametrize('env, named', [
+    ({
+        'DOCKER_URL': 'docker.sock'
+    }, 'DOCKER_URL'),
+    ({
+        'DOCKER_HOST': 'engine:2375'
+    }, 'DOCKER_URL'),
+    ({
+        'RUNNER_NAME': 'x' * 129
+    }, 'RUNNER_NAME'),
+    ({
+        'RUNNER_NAME': 'judge\n7'
+    }, 'RUNNER_NAME'),
+    ({
+        'MAX_CONTAINER_NUMBER': '1000'
+    }, 'MAX_CONTAINER_NUMBER'),
+    ({
+        'REPORT_BODY_LIMIT': '1000'
+    }, 'REPORT_BODY_LIMIT'),
+    ({
+        'OUTPUT_LIMIT': str(4 * 1024**3)
+    }, 'OUTPUT_LIMIT'),
+])
+def test_settings_that_would_break_judging_are_refused_by_name(env, named):
+    with pytest.raises(ConfigError, match=f'^{named}: '):
+        settings(**env)
+
+
+def test_an_unusable_data_dir_is_refused_by_name(tmp_path):
+    blocked = tmp_path / 'file'
+    blocked.write_text('not a folder')
+    with pytest.raises(ConfigError, match='^DATA_DIR: .* cannot be used'):
+        check_folders(settings(DATA_DIR=str(blocked)))
+    check_folders(settings(DATA_DIR=str(tmp_path / 'data')))
