@@ -1,0 +1,69 @@
+"""Which failures are the host's: an OSError on our own folders when the disk
+or DATA_DIR is at fault, a refused SANDBOX_TOKEN, a memory limit the
+sandboxes cannot give. Everything else stays the job's."""
+import errno
+import pathlib
+import threading
+
+import pytest
+
+from runner.client import TokenRefused
+from runner.prepare import Preparer
+from runner.wire import JobPayload
+from dispatcher.job import TaskMeta
+from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
+from sandbox.languages import Language
+from sandbox.sandbox import FaultKind, HostFault, disk_fault
+
+MiB = 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    'code', [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO])
+def test_disk_errors_are_the_hosts(code):
+    fault = disk_fault(OSError(code, 'no', '/data/x'), 'preparing a job')
+    assert fault.kind is FaultKind.DISK and 'DATA_DIR' in fault.cause and '/data/x' in fault.cause
+
+
+@pytest.mark.parametrize('code', [errno.ENAMETOOLONG, errno.EEXIST, errno.ENOENT, errno.EISDIR])
+def test_other_file_errors_are_the_jobs(code):
+    assert disk_fault(OSError(code, 'no'), 'preparing a job') is None
+
+
+class Failing:
+    """A preparer's collaborators that fail with `error` at the first step."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def create(self, job_id):
+        raise self.error
+
+
+PAYLOAD = JobPayload('jb_1', 's', 7, Language.C, (TaskMeta(100, 1024, 1000, 1), ), 'http://x/c')
+
+
+@pytest.mark.parametrize('error, kind', [
+    (OSError(errno.ENOSPC, 'No space left on device'), FaultKind.DISK),
+    (TokenRefused('GET /problem/7/checksum: HTTP 401'), FaultKind.TOKEN),
+])
+def test_the_preparer_says_a_host_fault(error, kind):
+    with pytest.raises(HostFault) as caught:
+        Preparer(None, None, Failing(error)).prepare(PAYLOAD, threading.Event())
+    assert caught.value.kind is kind
+
+
+def test_a_job_error_in_prep_is_not_a_host_fault():
+    with pytest.raises(OSError):
+        Preparer(None, None, Failing(OSError(errno.ENAMETOOLONG,
+                                             'too long'))).prepare(PAYLOAD, threading.Event())
+
+
+def test_a_memory_limit_the_sandboxes_cannot_give_is_a_host_fault():
+    settings = SandboxSettings(root=pathlib.Path('/nonexistent'), container_memory_bytes=1536 * MiB)
+    sandbox = DockerSandbox(settings, client=object())
+    largest = (settings.container_memory_bytes - settings.headroom_bytes) // 1024
+    sandbox.check_limits(largest)
+    with pytest.raises(HostFault) as caught:
+        sandbox.check_limits(largest + 1)
+    assert caught.value.kind is FaultKind.MEMORY and 'SANDBOX_MEMORY_MB=1536' in caught.value.cause
