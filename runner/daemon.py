@@ -13,7 +13,7 @@ from dispatcher.dispatcher import Dispatcher
 from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.client import BackendClient
-from runner.config import Settings
+from runner.config import ConfigError, Settings, check_folders
 from runner.drain import drain
 from runner.heartbeat import Heartbeat
 from runner.host_health import HostHealth
@@ -87,14 +87,10 @@ def host_problem(sandbox: DockerSandbox, settings: Settings) -> Optional[str]:
             log.info('removed %d sandbox container(s) left while the engine was away', removed)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         return f'the Docker engine: {type(exc).__name__}'
-    for folder in (settings.testdata_root, settings.submission_dir, settings.submission_backup_dir):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            probe = folder / f'.probe-{os.getpid()}'
-            probe.write_bytes(b'probe')
-            probe.unlink()
-        except OSError as exc:
-            return f'{folder}: {exc.strerror} (DATA_DIR)'
+    try:
+        check_folders(settings)
+    except ConfigError as exc:
+        return str(exc)
     return None
 
 
