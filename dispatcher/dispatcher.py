@@ -66,6 +66,10 @@ class Dispatcher:
         # generation completes, is superseded or is drained.
         self._current: Dict[str, JobContext] = {}
         self._accepting = True
+        self._paused = False
+        # Entries of unstarted jobs dequeued during a pause: queued again on
+        # resume (a drained or superseded job's are dropped then, as stale).
+        self._held_back: List[Entry] = []
 
     # Thread lifecycle.
 
@@ -136,12 +140,36 @@ class Dispatcher:
         with self._lock:
             self._accepting = False
 
-    def drain_unstarted(self) -> List[Job]:
-        """Remove and return the jobs that never started, in the order handled."""
+    def pause(self) -> None:
+        """Like stop_accepting, until resume(): a host fault (unstarted jobs
+        must not start on a host that cannot judge them)."""
+        with self._lock:
+            self._paused = True
+
+    def resume(self) -> None:
+        with self._lock:
+            self._paused = False
+            held, self._held_back = self._held_back, []
+            for entry in held:
+                self._queue.put(entry)
+
+    def check_limits(self, memory_limit_kb: int) -> None:
+        """HostFault(MEMORY) when this host's sandboxes cannot give a case that much."""
+        self._sandbox.check_limits(memory_limit_kb)
+
+    def drain_unstarted(self, hand_back: Optional[Callable[[Job], None]] = None) -> List[Job]:
+        """Remove and return the jobs that never started, in the order handled.
+        `hand_back(job)`, when given, is called for each under the lock, as a
+        result is: the job's report is queued before it leaves (enqueue only)."""
         with self._lock:
             drained = [ctx for ctx in self._current.values() if not ctx.started]
             release_keys = []
             for ctx in drained:
+                if hand_back is not None:
+                    try:
+                        hand_back(ctx.job)
+                    except Exception:
+                        log.exception('job %s: handing it back failed', ctx.job_id)
                 del self._current[ctx.job_id]
                 ctx.retire()
                 release_keys.append(ctx.take_sandbox_release())
@@ -204,12 +232,14 @@ class Dispatcher:
                     if ctx.complete:
                         self._complete(ctx)
             release_key = ctx.take_sandbox_release()
-        self._release(ctx, release_key)
         if fault is not None and self._on_host_fault is not None:
+            # Before the release, which may wait on a failing engine: the
+            # host stops taking work at once.
             try:
                 self._on_host_fault(fault)
             except Exception:
                 log.exception('reporting a host fault failed')
+        self._release(ctx, release_key)
 
     def _is_current(self, ctx: JobContext) -> bool:
         return self._current.get(ctx.job_id) is ctx
@@ -222,6 +252,9 @@ class Dispatcher:
         if not ctx.started:
             if not self._accepting:
                 return False  # latched: stays unstarted until drain_unstarted()
+            if self._paused:
+                self._held_back.append(entry)
+                return False
             # Marked under the same lock as the latch and the drain scan, so a
             # job is never started after the latch nor seen half-started.
             ctx.started = True

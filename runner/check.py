@@ -19,8 +19,8 @@ import docker
 import docker.errors
 import requests
 
-from runner.client import (BackendClient, BackendError, ProtocolError, TokenRefused, Unauthorized,
-                           UnexpectedStatus)
+from runner.client import (TOKEN_PROBE_PROBLEM as PROBE_PROBLEM, BackendClient, BackendError,
+                           ProtocolError, TokenRefused, Unauthorized, UnexpectedStatus)
 from runner.config import ConfigError, Settings, check_folder, folder_settings
 from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, check_image
 from sandbox.languages import Language
@@ -28,8 +28,6 @@ from sandbox.results import Status
 
 MIN_FREE_BYTES = 1024**3
 ENGINE_TIMEOUT_SEC = 30
-# A problem id that need not exist: the testdata channel checks its token first.
-PROBE_PROBLEM = 0
 
 
 @dataclasses.dataclass(frozen=True)

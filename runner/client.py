@@ -97,6 +97,11 @@ class UnexpectedStatus(BackendError):
         self.status = status
 
 
+# A problem id that need not exist: the testdata channel checks its token
+# first, so a 404 for it means the token was taken.
+TOKEN_PROBE_PROBLEM = 0
+
+
 class TokenRefused(BackendError):
     """The testdata channel refused SANDBOX_TOKEN (401 or 403): the host's
     setting is wrong, not the job."""

@@ -171,15 +171,21 @@ class Daemon:
 
         def hand_back(job, fault=None):
             # Also under the dispatcher's lock (a job the host could not judge).
-            sender.submit(AbortReport.for_job(job, AbortReason.DRAIN))
+            # Any other claim of it that this runner holds is a newer one (the
+            # poller preparing a re-claim): then this generation only lets go.
+            newer = tracker.claims_of(job.job_id) > 1
+            sender.submit(AbortReport.for_job(job, AbortReason.DRAIN, release_only=newer))
 
         def on_host_fault(fault):
-            # What has not started goes back at once; started jobs finish
-            # where their sandboxes still work, or come back one by one.
-            for job in dispatcher.drain_unstarted():
-                hand_back(job)
+            # Nothing more starts, and what has not started goes back at once
+            # (its abort queued before it leaves the dispatcher); started jobs
+            # finish where their sandboxes still work, or come back one by one.
+            dispatcher.pause()
+            dispatcher.drain_unstarted(hand_back)
 
-        health = HostHealth(lambda: host_problem(sandbox, s), on_fault=on_host_fault)
+        health = HostHealth(lambda: host_problem(sandbox, s),
+                            on_fault=on_host_fault,
+                            on_recover=lambda: dispatcher.resume())
         dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
                                 on_complete=on_complete,
                                 max_workers=s.max_container_number,

@@ -59,7 +59,7 @@ class Draining(Protocol):
     def stop_accepting(self) -> None:
         ...
 
-    def drain_unstarted(self) -> List[Job]:
+    def drain_unstarted(self, hand_back: Optional[Callable[[Job], None]] = None) -> List[Job]:
         ...
 
     def wait_in_flight(self, timeout: float) -> bool:
@@ -157,9 +157,10 @@ def drain(*,
 
 
 def _abort_unstarted(dispatcher: Draining, sender: Reporting) -> int:
-    jobs = dispatcher.drain_unstarted()
-    for job in jobs:
+
+    def hand_back(job: Job) -> None:
         log.info('drain: job %s (submission %s) never started; handing it back', job.job_id,
                  job.submission_id)
         sender.submit(AbortReport.for_job(job, AbortReason.DRAIN))
-    return len(jobs)
+
+    return len(dispatcher.drain_unstarted(hand_back))

@@ -13,11 +13,11 @@ import logging
 import random
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 from runner import metrics
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
-from sandbox.sandbox import HostFault
+from sandbox.sandbox import FaultKind, HostFault
 
 log = logging.getLogger(__name__)
 
@@ -35,18 +35,23 @@ class HostHealth:
     def __init__(self,
                  probe: Probe,
                  on_fault: Callable[[HostFault], None] = lambda fault: None,
+                 on_recover: Callable[[], None] = lambda: None,
                  *,
                  wait: Wait = wait_on,
                  clock: Callable[[], float] = time.monotonic,
                  rng: Optional[random.Random] = None):
         self._probe = probe
         self._on_fault = on_fault
+        self._on_recover = on_recover
         self._wait = wait
         self._clock = clock
         self._rng = rng or random.Random()
         self._cond = threading.Condition()
         self._fault: Optional[HostFault] = None
-        self._recheck: Optional[Probe] = None
+        # Every fault reported while unhealthy adds its own recheck (by kind),
+        # and counts: a probe clears only the faults reported before it began.
+        self._rechecks: Dict[FaultKind, Probe] = {}
+        self._reports = 0
         self._recovered_at: Optional[float] = None
         self._failed_probes = 0
         self._stop = threading.Event()
@@ -72,10 +77,12 @@ class HostHealth:
         """From any thread. `recheck()` (None when fixed) joins the probe."""
         metrics.HOST_FAULTS.labels(fault.kind.value).inc()
         with self._cond:
+            self._reports += 1
+            if recheck is not None:
+                self._rechecks[fault.kind] = recheck
             if self._fault is not None:
                 return  # already unhealthy: said once
             self._fault = fault
-            self._recheck = recheck
             recent = (self._recovered_at is not None
                       and self._clock() - self._recovered_at < STABLE_SEC)
             if not recent:
@@ -109,22 +116,31 @@ class HostHealth:
                 self._cond.wait_for(lambda: self._fault is not None or self._stop.is_set())
                 if self._stop.is_set():
                     return
-                recheck = self._recheck
                 delay = jittered(backoff_delay(PROBE_BACKOFF_SEC, self._failed_probes), self._rng)
             if self._wait(self._stop, delay):
                 return
-            problem = _asked(self._probe) or (_asked(recheck) if recheck else None)
             with self._cond:
-                if problem is not None:
+                reports, rechecks = self._reports, list(self._rechecks.values())
+            problem = _asked(self._probe)
+            for recheck in rechecks:
+                problem = problem or _asked(recheck)
+            with self._cond:
+                if problem is not None or self._reports != reports:
+                    # Still failing, or a fault came in meanwhile: probe again.
                     self._failed_probes += 1
-                    log.debug('host still unhealthy: %s', problem)
+                    log.debug('host still unhealthy: %s', problem or 'a new fault meanwhile')
                     continue
                 fault, self._fault = self._fault, None
+                self._rechecks.clear()
                 self._failed_probes += 1  # kept for a fault soon after (STABLE_SEC)
                 self._recovered_at = self._clock()
                 self._cond.notify_all()
             metrics.HOST_HEALTHY.set(1)
             log.info('host healthy again (%s fault over): claiming again', fault.kind.value)
+            try:
+                self._on_recover()
+            except Exception:
+                log.exception('resuming after a host fault failed')
 
 
 def _asked(probe: Probe) -> Optional[str]:

@@ -109,3 +109,9 @@ class MeteredSandbox(Sandbox):
 
     def release(self, job_key: str) -> None:
         self._inner.release(job_key)
+
+    def check_limits(self, memory_limit_kb: int) -> None:
+        self._inner.check_limits(memory_limit_kb)
+
+    def self_test(self, *args):
+        return self._inner.self_test(*args)

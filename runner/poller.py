@@ -13,22 +13,30 @@ steps is the point of this module:
 - dispatch is attempted exactly once;
 - a fault of the host (HostFault, in prep or dispatch) hands the claim back
   as `drain` at once, reports the fault, and nothing is claimed until the
-  host is healthy again.
+  host is healthy again;
+- a job whose memory limit this host's sandboxes cannot give is checked
+  before prep and handed back alone (`drain`, for a runner with more
+  memory): the host is healthy for every other job. Handed back jobs come
+  first in the queue again, so one that keeps coming back (no runner could
+  take it) goes as `prep_failed` after MEMORY_REFUSALS, and ends as a Judge
+  Error instead of blocking the queue.
 
 During a backend outage the polls back off (with jitter, so a fleet does not
 poll in step), and the outage is logged when it starts and when it ends.
 """
+import collections
 import logging
 import random
 import threading
 import time
-from typing import Callable, Optional, Protocol
+from typing import Callable, Dict, Optional, Protocol
 
 from dispatcher.job import Job
 from dispatcher.job_log import about_job, current_submission_id
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.client import BackendClient, BackendError, TransportError, UnexpectedStatus
+from runner.client import (TOKEN_PROBE_PROBLEM, BackendClient, BackendError, TransportError,
+                           UnexpectedStatus)
 from runner.host_health import HostHealth
 from runner.reports import AbortReason, AbortReport, Report
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
@@ -40,6 +48,8 @@ log = logging.getLogger(__name__)
 PREP_ATTEMPTS = 3
 PREP_BACKOFF_SEC = (1, 2)
 OUTAGE_BACKOFF_SEC = (1, 2, 4, 8, 16, 30)  # then 30 s until the backend answers
+MEMORY_REFUSALS = 3
+_REMEMBERED_REFUSALS = 1000
 
 
 class Preparing(Protocol):
@@ -52,6 +62,9 @@ class Dispatching(Protocol):
 
     def handle(self, job: Job) -> bool:
         """True when it superseded a live older generation of the same job_id."""
+
+    def check_limits(self, memory_limit_kb: int) -> None:
+        """HostFault(MEMORY) when this host cannot give a case that much memory."""
 
 
 class Submitting(Protocol):
@@ -79,6 +92,7 @@ class Poller:
         self._client = client
         self._health = health
         self._failed_polls = 0
+        self._memory_refusals: Dict[str, int] = collections.OrderedDict()
         self._tracker = tracker
         self._preparer = preparer
         self._dispatcher = dispatcher
@@ -160,24 +174,47 @@ class Poller:
     def _healthy(self) -> bool:
         return self._health is None or self._health.healthy
 
+    def _refuse_for_memory(self, job_id: str, fault: HostFault, job_dir) -> None:
+        refusals = self._memory_refusals.pop(job_id, 0) + 1
+        self._memory_refusals[job_id] = refusals
+        while len(self._memory_refusals) > _REMEMBERED_REFUSALS:
+            self._memory_refusals.popitem(last=False)
+        metrics.HOST_FAULTS.labels(fault.kind.value).inc()
+        if refusals < MEMORY_REFUSALS:
+            log.warning('job %s: %s; handing it back for a runner with more memory', job_id,
+                        fault.cause)
+            self._abort(job_id, AbortReason.DRAIN, job_dir)
+        else:
+            log.error(
+                'job %s: %s; refused %d times (no runner took it): handing it back as '
+                'prep_failed, so that it ends as a Judge Error', job_id, fault.cause, refusals)
+            self._abort(job_id, AbortReason.PREP_FAILED, job_dir)
+        # Not at once again: a handed back job is first in the queue.
+        self._wait(self._stop, jittered(self._poll_interval_sec, self._rng))
+
     def _host_fault(self, fault: HostFault, job_id: str, problem_id: int, job_dir) -> None:
         """Hand the claim back unjudged (drain spends no attempt) and say why."""
+        if fault.kind is FaultKind.MEMORY:
+            self._refuse_for_memory(job_id, fault, job_dir)
+            return
         recheck = None
         if fault.kind is FaultKind.TOKEN:
-            recheck = lambda: self._token_accepted(problem_id)
+            recheck = self._token_accepted
         if self._health is not None:
             self._health.report(fault, recheck)
         else:
             log.error('host fault: %s', fault.cause)
         self._abort(job_id, AbortReason.DRAIN, job_dir)
 
-    def _token_accepted(self, problem_id: int) -> Optional[str]:
-        """The token fault's own probe: None once the testdata channel takes it."""
+    def _token_accepted(self) -> Optional[str]:
+        """The token fault's own probe: None once the testdata channel takes
+        the token (asked about a problem that need not exist, so that no one
+        problem's answer keeps the host unhealthy)."""
         try:
-            self._client.testdata_checksum(problem_id)
+            self._client.testdata_checksum(TOKEN_PROBE_PROBLEM)
         except UnexpectedStatus as exc:
             if exc.status == 404:
-                return None  # the token was taken; the problem is gone
+                return None  # the token was taken
             return str(exc)
         except BackendError as exc:
             return str(exc)
@@ -194,6 +231,11 @@ class Poller:
         log.info('claimed job %s (submission %s, problem %d, %s, %d case(s))', claim.job_id,
                  claim.submission_id, claim.problem_id, claim.language.name,
                  sum(t.case_count for t in claim.tasks))
+        try:
+            self._dispatcher.check_limits(max(t.memory_limit_kb for t in claim.tasks))
+        except HostFault as fault:
+            self._refuse_for_memory(claim.job_id, fault, None)
+            return
         job = self._prepare(claim)
         if job is not None:
             self._dispatch(job)

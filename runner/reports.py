@@ -41,13 +41,17 @@ class AbortReport:
     job_dir: Optional[pathlib.Path]
     # For the logs; unknown for a payload that did not parse.
     submission_id: str = dataclasses.field(default='', compare=False)
+    # Finalize only, send nothing: the backend leased the job again and this
+    # runner holds that newer claim, whose lease an abort would end.
+    release_only: bool = False
 
     @classmethod
-    def for_job(cls, job: Job, reason: AbortReason) -> 'AbortReport':
+    def for_job(cls, job: Job, reason: AbortReason, release_only: bool = False) -> 'AbortReport':
         return cls(job_id=job.job_id,
                    reason=reason,
                    job_dir=job.job_dir,
-                   submission_id=job.submission_id)
+                   submission_id=job.submission_id,
+                   release_only=release_only)
 
 
 Report = CompleteReport | AbortReport

@@ -124,7 +124,11 @@ class ResultSender:
     def _complete(self, report: CompleteReport) -> None:
         # Bounded before the first attempt (outputs shortened, verdicts kept):
         # an oversized body would be refused by every attempt alike.
-        tasks = fit_report(report.tasks, self._body_limit)
+        try:
+            tasks = fit_report(report.tasks, self._body_limit)
+        except Exception:  # never a claim left held for a bug in the fitting
+            log.exception('could not fit the result of %s to REPORT_BODY_LIMIT', report.job_id)
+            tasks = report.tasks
         outcome = self._send(f'complete {report.job_id}',
                              lambda: self._client.complete(report.job_id, tasks))
         if outcome is Outcome.TOO_LARGE:
@@ -162,6 +166,10 @@ class ResultSender:
         # backend had requeued it, so an earlier attempt landed (its answer
         # was lost) or the lease expired. (No re-claim can come between the
         # finalize and the first attempt: the job is not requeued yet.)
+        if report.release_only:
+            log.info('job %s: a newer claim of it is held; this one lets go without an abort',
+                     report.job_id)
+            return
         held = self._tracker.claims_of(report.job_id)
         outcome = self._send(f'abort({report.reason.value}) {report.job_id}',
                              lambda: self._client.abort(report.job_id, report.reason),

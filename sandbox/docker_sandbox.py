@@ -306,16 +306,23 @@ class DockerSandbox(Sandbox):
                 exc.fault, f'sandboxes cannot start (Docker engine, DOCKER_URL): '
                 f'{str(exc)[:300]}')
         if not getattr(self._testing, 'active', False) and not self._stopping.is_set():
-            problem = self.self_test(job.language)
+            problem = self.self_test(job.language, since=time.monotonic())
             if problem is not None:
                 raise HostFault(FaultKind.ENGINE, f'sandboxes fail on this host: {problem}')
         return str(exc)
 
-    def self_test(self, language: Language = Language.C) -> Optional[str]:
+    def self_test(self,
+                  language: Language = Language.C,
+                  since: Optional[float] = None) -> Optional[str]:
+        """`since`: a failure seen then; only a test started after it says
+        anything about it (several workers failing at once share one)."""
         with self._self_test_lock:
-            tested_at, problem = self._self_tests.get(language, (None, None))
-            if tested_at is not None and time.monotonic() - tested_at < SELF_TEST_REUSE_SEC:
+            started, problem = self._self_tests.get(language, (None, None))
+            fresh = since is None and started is not None and (time.monotonic() - started
+                                                               < SELF_TEST_REUSE_SEC)
+            if fresh or (since is not None and started is not None and started >= since):
                 return problem
+            started = time.monotonic()
             try:
                 result = self.judge_known(language)
                 problem = None if result.status is Status.AC else (
@@ -324,7 +331,7 @@ class DockerSandbox(Sandbox):
             except (SandboxBroken, SupervisorFailure, OSError, HostFault,
                     docker.errors.DockerException) as exc:
                 problem = f'{type(exc).__name__}: {str(exc)[:300]}'
-            self._self_tests[language] = (time.monotonic(), problem)
+            self._self_tests[language] = (started, problem)
             return problem
 
     def judge_known(self, language: Language) -> CaseResult:

@@ -561,3 +561,56 @@ def test_a_limit_the_host_cannot_give_is_refused_before_anything_is_published():
         assert fake.calls == []
     finally:
         stop_and_join(dispatcher)
+
+
+def test_a_host_fault_is_said_before_the_generation_is_released():
+    order = []
+    fault = HostFault(FaultKind.ENGINE, 'sandboxes cannot start')
+
+    class Ordered(FakeSandbox):
+
+        def release(self, job_key):
+            order.append('release')
+            super().release(job_key)
+
+    fake = Ordered()
+    fake.answer('a', COMPILE, fault)
+    dispatcher = Dispatcher(fake,
+                            Completions(),
+                            1,
+                            on_abandon=lambda job, fault: None,
+                            on_host_fault=lambda fault: order.append('fault'))
+    dispatcher.start()
+    try:
+        dispatcher.handle(make_job('a'))
+        fake.wait_for(lambda f: f.released_keys())
+    finally:
+        stop_and_join(dispatcher)
+    assert order == ['fault', 'release']
+
+
+def test_drain_unstarted_hands_each_job_back_under_the_lock(make_dispatcher):
+    dispatcher, _ = make_dispatcher(FakeSandbox(), start=False)
+    dispatcher.handle(make_job('a'))
+    locked = []
+    jobs = dispatcher.drain_unstarted(lambda job: locked.append(dispatcher._lock._is_owned()))
+    assert [job.job_id for job in jobs] == ['jb_a'] and locked == [True]
+
+
+def test_a_paused_dispatcher_starts_nothing_until_it_resumes(make_dispatcher):
+    fake = FakeSandbox()
+    fake.hold('busy', COMPILE)
+    dispatcher, completions = make_dispatcher(fake)
+    dispatcher.handle(make_job('busy'))
+    fake.wait_entered('busy', COMPILE)
+    dispatcher.handle(make_job('waiting'))  # queued while the one worker is busy
+    dispatcher.pause()
+    fake.let_go('busy', COMPILE)
+    # busy's case went back on the queue behind waiting's compile, so the
+    # worker took waiting's compile (and held it back) before busy completed.
+    job, _ = completions.next()
+    assert job.job_id == 'jb_busy'
+    assert 'waiting' not in fake.labels_called()
+    dispatcher.resume()
+    job, tasks = completions.next()
+    assert job.job_id == 'jb_waiting' and statuses(tasks) == [['AC']]

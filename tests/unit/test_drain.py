@@ -55,9 +55,12 @@ class World:
     def stop_accepting(self):
         self.log.append('latch')
 
-    def drain_unstarted(self):
+    def drain_unstarted(self, hand_back):
         self.log.append('scan')
-        return list(self.unstarted.pop(0)) if self.unstarted else []
+        jobs = list(self.unstarted.pop(0)) if self.unstarted else []
+        for job in jobs:
+            hand_back(job)
+        return jobs
 
     def wait_in_flight(self, timeout):
         return self.waited('wait_in_flight', timeout)

@@ -67,3 +67,49 @@ def test_a_memory_limit_the_sandboxes_cannot_give_is_a_host_fault():
     with pytest.raises(HostFault) as caught:
         sandbox.check_limits(largest + 1)
     assert caught.value.kind is FaultKind.MEMORY and 'SANDBOX_MEMORY_MB=1536' in caught.value.cause
+
+
+def test_the_metered_sandbox_passes_the_memory_check_on():
+    from runner.metrics import MeteredSandbox
+    settings = SandboxSettings(root=pathlib.Path('/nonexistent'))
+    metered = MeteredSandbox(DockerSandbox(settings, client=object()))
+    with pytest.raises(HostFault):
+        metered.check_limits(4 * 1024 * 1024)
+
+
+def test_a_self_test_serves_only_failures_it_began_after(monkeypatch):
+    sandbox = DockerSandbox(SandboxSettings(root=pathlib.Path('/nonexistent')), client=object())
+    judged = []
+
+    def judge(language):
+        judged.append(language)
+        from sandbox.results import CaseResult, Status
+        return CaseResult(Status.AC)
+
+    monkeypatch.setattr(sandbox, 'judge_known', judge)
+    import time
+    before = time.monotonic()
+    assert sandbox.self_test(Language.C, since=before) is None
+    assert sandbox.self_test(Language.C, since=before) is None  # the same failure: shared
+    assert len(judged) == 1
+    assert sandbox.self_test(Language.C, since=time.monotonic()) is None  # a later failure
+    assert len(judged) == 2
+
+
+def test_the_token_fault_rechecks_a_problem_that_need_not_exist():
+    from runner.client import TOKEN_PROBE_PROBLEM, UnexpectedStatus
+    from runner.poller import Poller
+
+    class Channel:
+        answer = UnexpectedStatus('GET /problem/0/checksum', 404)
+        asked = []
+
+        def testdata_checksum(self, problem_id):
+            self.asked.append(problem_id)
+            raise self.answer
+
+    channel = Channel()
+    poller = Poller(channel, None, None, None, None, max_concurrent_jobs=1, poll_interval_sec=1)
+    assert poller._token_accepted() is None and channel.asked == [TOKEN_PROBE_PROBLEM]
+    channel.answer = TokenRefused('GET /problem/0/checksum: HTTP 401')
+    assert 'HTTP 401' in poller._token_accepted()

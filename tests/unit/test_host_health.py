@@ -123,3 +123,43 @@ def test_a_probe_that_raises_is_a_failed_probe():
     finally:
         health.stop()
         assert health.join(GUARD_SEC)
+
+
+def test_a_fault_reported_during_a_probe_is_not_cleared_by_it():
+    second = HostFault(FaultKind.TOKEN, 'SANDBOX_TOKEN refused')
+    rechecked, probes_run = [], []
+    health = None
+
+    def probe():
+        probes_run.append(1)
+        if len(probes_run) == 1:  # the first probe: a token fault comes in while it runs
+            health.report(second, recheck=lambda: rechecked.append(1) or None)
+        return None
+
+    health, probes = make([])
+    health._probe = probe
+    health.start()
+    try:
+        health.report(ENGINE)
+        probes.waits.get(timeout=GUARD_SEC)
+        probes.waits.get(timeout=GUARD_SEC)  # cleared only by a probe begun after it
+        assert health.wait_healthy(GUARD_SEC)
+        assert len(probes_run) == 2 and rechecked == [1]  # and its own recheck was asked
+    finally:
+        health.stop()
+        assert health.join(GUARD_SEC)
+
+
+def test_recovery_is_told():
+    recovered = queue.Queue()
+    health = HostHealth(lambda: None,
+                        on_recover=lambda: recovered.put(True),
+                        wait=lambda stop, seconds: stop.is_set(),
+                        rng=NoJitter())
+    health.start()
+    try:
+        health.report(ENGINE)
+        assert recovered.get(timeout=GUARD_SEC) and health.healthy
+    finally:
+        health.stop()
+        assert health.join(GUARD_SEC)

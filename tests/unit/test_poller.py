@@ -100,9 +100,14 @@ class FakePreparer:
 
 class FakeDispatcher:
 
-    def __init__(self, result=False):
+    def __init__(self, result=False, memory_kb=None):
         self.result = result
         self.handled = []
+        self.memory_kb = memory_kb  # the most a case may have, when limited
+
+    def check_limits(self, memory_limit_kb):
+        if self.memory_kb is not None and memory_limit_kb > self.memory_kb:
+            raise HostFault(FaultKind.MEMORY, 'SANDBOX_MEMORY_MB=1536 cannot hold it')
 
     def handle(self, job):
         self.handled.append(job)
@@ -258,13 +263,26 @@ def test_a_host_fault_in_prep_hands_the_claim_back_as_drain_at_once(kind):
 
 
 def test_a_host_fault_at_dispatch_hands_the_claim_back_as_drain():
-    fault = HostFault(FaultKind.MEMORY, 'SANDBOX_MEMORY_MB=1536 cannot hold ...')
+    fault = HostFault(FaultKind.ENGINE, 'sandboxes cannot start')
     rig = health_rig(payload(), dispatch=fault)
     rig.poller.poll_once()
     assert rig.sender.reports == [
         AbortReport('jb_1', AbortReason.DRAIN, pathlib.Path('/jobs/jb_1.gen'))
     ]
     assert rig.health.reports[0][0] is fault
+
+
+def test_a_memory_limit_the_host_cannot_give_hands_back_that_job_alone_before_prep():
+    rig = health_rig(payload(), payload(), payload(), max_jobs=5)
+    rig.dispatcher.memory_kb = 512  # the payload asks for 1024
+    for _ in range(3):
+        rig.poller.poll_once()
+    assert rig.preparer.attempts == 0  # nothing downloaded for it
+    assert rig.health.reports == [] and rig.health.healthy  # the host judges other jobs
+    # Handed back jobs come first again: the third refusal ends it as prep_failed.
+    assert [r.reason
+            for r in rig.sender.reports] == [AbortReason.DRAIN] * 2 + [AbortReason.PREP_FAILED]
+    assert rig.time.waits == [POLL_SEC] * 3  # never at once again
 
 
 def test_a_job_prepared_while_the_host_became_unhealthy_is_not_dispatched():
@@ -348,7 +366,7 @@ def test_dispatch_is_attempted_once_and_its_failure_is_prep_failed():
 
 def test_dispatch_failure_during_a_stop_is_drain():
 
-    class Latched:
+    class Latched(FakeDispatcher):
         handled = []
 
         def handle(self, job):
@@ -391,7 +409,7 @@ def test_the_loop_survives_unexpected_errors():
     """In a real thread: a crash in next-job and one in dispatch do not end the loop."""
     done = threading.Event()
 
-    class Dispatcher:
+    class Dispatcher(FakeDispatcher):
         calls = 0
 
         def handle(self, job):

@@ -153,6 +153,9 @@ class Recorder:
         self.handled.append(job)
         return False
 
+    def check_limits(self, memory_limit_kb):
+        pass
+
 
 def claim_once(world, body):
     world.mock.get(f'{BASE}/runners/{RN}/next-job', json=body)

@@ -392,3 +392,23 @@ def test_a_413_without_outputs_too_is_given_up_with_a_backup():
     assert len(rig.bodies) == 2
     assert rig.log[-2:] == [('back_up', JOB_DIR), ('release', 'jb_1')]
     assert rig.sender.given_up == 1
+
+
+def test_a_release_only_abort_finalizes_and_sends_nothing():
+    rig = claimed(Rig())
+    rig.tracker.add('jb_1')  # the newer claim of the same job
+    rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR, release_only=True))
+    assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1')]
+    assert rig.tracker.claims_of('jb_1') == 1
+
+
+def test_a_report_that_cannot_be_fitted_is_still_sent_and_finalized(monkeypatch):
+    import runner.result_sender as result_sender
+
+    def broken(tasks, limit):
+        raise RuntimeError('a bug in the fitting')
+
+    monkeypatch.setattr(result_sender, 'fit_report', broken)
+    rig = claimed(Rig(complete=['2xx']))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
+    assert rig.log == [('complete', 'jb_1'), ('remove', JOB_DIR), ('release', 'jb_1')]
