@@ -3,6 +3,7 @@ the queue without spending an attempt, the runner says why and stops
 claiming, and it claims again once the host is healthy."""
 import pytest
 
+from localbackend.problems import Problem
 from tests.e2e import programs
 from tests.e2e.harness import TIMEOUT
 from tests.e2e.socket_proxy import SocketProxy
@@ -66,3 +67,20 @@ def test_a_wrong_sandbox_token_pauses_the_runner_and_judges_nothing(e2e):
     assert [r.verdict for r in results] == ['AC', 'AC']
     assert set(_attempts_spent(backend, sids).values()) == {1}
     assert e2e.stop(right) == 0
+
+
+def test_a_memory_limit_no_sandbox_can_hold_never_stops_the_host(e2e):
+    backend = e2e.backend()
+    backend.add_problem(Problem.from_cases(60, [[('1 2\n', '3\n')]], memory_limit_kb=2 << 20))
+    runner = e2e.runner(backend)  # SANDBOX_MEMORY_MB=1536: 2 GiB does not fit
+    big = backend.submit(60, 'python', programs.AC_PYTHON)
+    small = backend.submit(1, 'python', programs.AC_PYTHON)
+
+    assert backend.wait_result(small, TIMEOUT).verdict == 'AC'  # the host judges the rest
+    assert backend.wait_result(big, TIMEOUT).verdict == 'JE'  # no runner could take it
+    job_id = backend.submission(big).current_job_id
+    reasons = [a.reason for a in backend.events.list('abort', job_id=job_id)]
+    assert reasons[:2] == ['drain', 'drain'] and set(reasons[2:]) == {'prep_failed'}
+    assert runner.wait_for_line(r'SANDBOX_MEMORY_MB=1536 cannot hold a memoryLimit of 2097152 KB')
+    assert 'host fault' not in runner.log()
+    assert e2e.stop(runner) == 0
