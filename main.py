@@ -16,12 +16,11 @@ import threading
 from typing import Mapping, Optional, Sequence
 
 from runner.config import SETTINGS_HELP, ConfigError, Settings, check_folders
+from runner.exit_codes import ExitCode
 from runner.logs import configure_logging
 from runner.signals import SignalWatcher
 
 log = logging.getLogger('runner')
-
-EXIT_OK, EXIT_IDENTITY, EXIT_CONFIG, EXIT_DRAIN_INCOMPLETE = 0, 1, 2, 3
 
 
 def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
@@ -50,7 +49,7 @@ def main(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.e
         check_folders(settings)
     except ConfigError as exc:
         print(f'main.py: configuration error: {exc}', file=sys.stderr)
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     configure_logging(settings.log_level, settings.log_format)
 
     stop = threading.Event()
@@ -64,7 +63,7 @@ def main(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.e
         return daemon.run()
     except StartupError as exc:
         log.error('cannot start: %s', exc)
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
 
 
 if __name__ == '__main__':

@@ -1,4 +1,4 @@
-"""The task queue between the poller and the sandbox layer (SPEC §3, Dispatcher)."""
+"""The task queue between the poller and the sandbox layer (protocol §7)."""
 import logging
 import queue
 import threading

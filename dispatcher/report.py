@@ -1,4 +1,4 @@
-"""The `tasks` part of the `complete` body (SPEC §2), and its size bound."""
+"""The `tasks` part of the `complete` body (protocol §4), and its size bound."""
 import json
 from typing import List, Sequence
 

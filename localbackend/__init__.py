@@ -1,4 +1,4 @@
-"""The bundled judge backend: serves the runner API (SPEC §2) from memory.
+"""The bundled judge backend: serves the runner API (docs/protocol.md §2) from memory.
 
 For demos, end-to-end tests of the runner, and as a reference for backend
 implementers. Start with `LocalBackend` (backend.py); the rules live in

@@ -24,7 +24,7 @@ from localbackend.store import Result, RunnerView, Store, SubmissionView
 
 
 class LocalBackend:
-    """A backend serving SPEC §2 on `host:port` (port 0 picks a free one) from a thread.
+    """A backend serving the runner API (protocol §2) on `host:port` (port 0 picks a free one) from a thread.
 
     Tokens default to fresh random ones; read them from `registration_token`
     and `sandbox_token` (they are never in the repr or the logs).

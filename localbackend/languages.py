@@ -1,4 +1,4 @@
-"""Submission languages: wire values (SPEC §2) and the names people type."""
+"""Submission languages: wire values (protocol §3) and the names people type."""
 from typing import Union
 
 C, CPP, PYTHON = 0, 1, 2

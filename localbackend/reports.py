@@ -1,4 +1,4 @@
-"""The `complete` body (SPEC §2 Report body), parsed into typed results or refused.
+"""The `complete` body (protocol §4), parsed into typed results or refused.
 
 Parsing is split from the shape check on purpose: the body's own form is known
 at the wire, but whether it has the job's tasks × cases is only known once the

@@ -1,4 +1,4 @@
-"""The API the runner calls (SPEC §2): wire parsing in, store outcomes out as statuses."""
+"""The API the runner calls (protocol §2): wire parsing in, store outcomes out as statuses."""
 import json
 import math
 from typing import Dict, List, Optional

@@ -4,7 +4,7 @@ Everything here is HTTP-free: each runner call returns an `Answer` whose
 `Outcome` the server maps to a status. One condition variable guards all
 state, so every rule below is applied atomically.
 
-Rules (SPEC §2, and the landing semantics a backend implementer must get right):
+Rules (protocol §2 and §6, and the landing semantics a backend implementer must get right):
 - An identity is stored as the SHA-256 of its token only; every check is
   constant-time and fails closed (a non-str or unencodable token is refused).
   Only a heartbeat renews an identity, and an expired one is never revived.
@@ -340,7 +340,7 @@ class Store:
 
     def _held_job(self, kind: str, runner_id: object, token: object, job_id: object):
         """Lock held. For a report (`kind`: complete or abort): the job this
-        runner holds and the event fields, or the refusal in the SPEC's order
+        runner holds and the event fields, or the refusal in protocol §2's order
         of precedence: 401, then 404, then 409."""
         runner = self._authenticate(kind, runner_id, token, job_id=job_id)
         if runner is None:

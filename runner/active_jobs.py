@@ -1,4 +1,4 @@
-"""The active-job tracker: the runner's live claims (SPEC §3).
+"""The active-job tracker: the runner's live claims (protocol §6).
 
 It counts claims, not ids. After an abort answered 202 the same runner may
 claim the same job_id again at once, so one id can be held by two claim

@@ -22,11 +22,13 @@ import requests
 from runner.client import (TOKEN_PROBE_PROBLEM as PROBE_PROBLEM, BackendClient, BackendError,
                            ProtocolError, TokenRefused, Unauthorized, UnexpectedStatus)
 from runner.config import ConfigError, Settings, check_folder, folder_settings
+from runner.exit_codes import ExitCode
 from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, check_image
 from sandbox.languages import Language
 from sandbox.results import Status
 
 MIN_FREE_BYTES = 1024**3
+CHECK_FAILED = 1  # --check's exit when a check failed (bad configuration: ExitCode.CONFIG)
 ENGINE_TIMEOUT_SEC = 30
 
 
@@ -52,7 +54,7 @@ def run(environ: Mapping[str, str], out: TextIO) -> int:
         settings = Settings.from_env(environ)
     except ConfigError as exc:
         print(Check('configuration', False, str(exc), 'see python main.py --help').line(), file=out)
-        return 2
+        return ExitCode.CONFIG
     checks = []
     for check in itertools.chain([Check('configuration', True, 'valid')], _checks(settings)):
         if isinstance(check, Waiting):
@@ -62,7 +64,7 @@ def run(environ: Mapping[str, str], out: TextIO) -> int:
         print(check.line(), file=out, flush=True)
     failed = [c for c in checks if not c.ok]
     print(f'{len(checks) - len(failed)}/{len(checks)} checks passed', file=out)
-    return 1 if failed else 0
+    return CHECK_FAILED if failed else ExitCode.OK
 
 
 def _checks(settings: Settings):

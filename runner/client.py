@@ -1,4 +1,4 @@
-"""One typed client for every backend call (SPEC §2).
+"""One typed client for every backend call (protocol §2).
 
 Status codes map to outcomes in one table per kind of call. Report-like calls
 (heartbeat, complete, abort) return an `Answer` and never raise for a status
@@ -108,7 +108,7 @@ class TokenRefused(BackendError):
 
 
 class ProtocolError(BackendError):
-    """A success status with a body that is not what SPEC §2 says."""
+    """A success status with a body that is not what protocol §2 says."""
 
 
 class DownloadError(BackendError):

@@ -1,4 +1,4 @@
-"""The runner's settings, parsed once from the environment (SPEC §4).
+"""The runner's settings, parsed once from the environment (protocol §8).
 
 Invalid configuration must fail at start with one clear line naming the
 setting, and the line must never carry a secret: the two tokens and REDIS_URL

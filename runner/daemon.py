@@ -15,6 +15,7 @@ from runner.active_jobs import ActiveJobs
 from runner.client import BackendClient
 from runner.config import ConfigError, Settings, check_folders
 from runner.drain import drain
+from runner.exit_codes import ExitCode
 from runner.heartbeat import Heartbeat
 from runner.host_health import HostHealth
 from runner.job_folders import JobFolders
@@ -31,7 +32,6 @@ from sandbox.languages import Language
 
 log = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_IDENTITY, EXIT_DRAIN_INCOMPLETE = 0, 1, 3
 SANDBOX_STOP_SEC = 30.0
 
 
@@ -139,10 +139,10 @@ class Daemon:
             registration = register(client, s.registration_token, s.runner_name, self._stop)
         except RegistrationRefused:
             log.error('the backend refused the registration token (401)')
-            return EXIT_IDENTITY
+            return ExitCode.IDENTITY_REFUSED
         if registration is None or self._stop.is_set():
             # Stopped during registration (even while its request was out).
-            return EXIT_OK
+            return ExitCode.OK
         client = client.with_identity(registration.identity)
         config = registration.config
 
@@ -214,7 +214,7 @@ class Daemon:
                 log.error(
                     'the backend refused this runner\'s identity twice: exiting without a '
                     'drain; %d claim(s) return to the queue at lease expiry', len(tracker))
-                return EXIT_IDENTITY
+                return ExitCode.IDENTITY_REFUSED
             self._draining = True
         started = time.monotonic()
         health.stop()  # no more probing: the drain decides from here
@@ -226,7 +226,7 @@ class Daemon:
                         budget_sec=s.drain_timeout_sec)
         metrics.DRAIN_SECONDS.set(time.monotonic() - started)
         metrics.DRAIN_LEFT.set(outcome.claims_left)
-        return EXIT_OK if outcome.clean else EXIT_DRAIN_INCOMPLETE
+        return ExitCode.OK if outcome.clean else ExitCode.DRAIN_INCOMPLETE
 
     def _on_identity_lost(self) -> None:
         """From the heartbeat thread, after two 401s in a row."""
@@ -239,4 +239,4 @@ class Daemon:
             # main thread would have had no drain started.
             log.error('the backend refused this runner\'s identity during the drain: exiting '
                       'at once; what is left returns to the queue at lease expiry')
-            os._exit(EXIT_IDENTITY)
+            os._exit(ExitCode.IDENTITY_REFUSED)

@@ -1,4 +1,4 @@
-"""The shutdown drain (SPEC §3, "Shutdown"): its order and its one deadline.
+"""The shutdown drain (protocol §7): its order and its one deadline.
 
 1. latch the dispatcher, so nothing unstarted starts — the first act;
 2. stop the poller and join it, with a capped share of the budget;

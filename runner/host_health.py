@@ -1,4 +1,4 @@
-"""Whether this host can judge now, and why not (SPEC §2, host faults).
+"""Whether this host can judge now, and why not (protocol §6).
 
 A fault of the host (the engine, an image, the disk, the testdata token, a
 memory limit the sandboxes cannot give) is never a verdict: whatever it

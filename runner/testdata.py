@@ -1,4 +1,4 @@
-"""The testdata cache: one copy per problem, kept across jobs (SPEC §3).
+"""The testdata cache: one copy per problem, kept across jobs (protocol §7).
 
 Layout under the root, per problem:
 

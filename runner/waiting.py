@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 # wait(stop, seconds) -> True when stop is set (woken early or already set).
 Wait = Callable[[threading.Event, float], bool]
 
-# A fleet that started together must not act in lockstep (SPEC §7): every
+# A fleet that started together must not act in lockstep (protocol §7): every
 # backoff and poll delay is stretched by up to this fraction, at random.
 JITTER_FRACTION = 0.2
 

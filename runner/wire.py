@@ -1,4 +1,4 @@
-"""What the backend sends, parsed into typed values at the boundary (SPEC §2).
+"""What the backend sends, parsed into typed values at the boundary (protocol §2, §3).
 
 Everything here is hostile input: a malformed body becomes a `WireError`
 whose message names the offending field and never carries a secret (the
@@ -24,7 +24,7 @@ MAX_TIME_LIMIT_MS = 10 * 60 * 1000
 
 
 class WireError(ValueError):
-    """A body from the backend is not what SPEC §2 says; names the field."""
+    """A body from the backend is not what protocol §2 or §3 says; names the field."""
 
 
 # Bounds on what a backend may configure: beyond them a wait overflows the

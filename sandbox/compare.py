@@ -1,4 +1,4 @@
-"""Output comparison (SPEC §2): trailing whitespace on each line and trailing
+"""Output comparison (protocol §5): trailing whitespace on each line and trailing
 empty lines are ignored; everything else must match byte for byte.
 
 The cost is linear in the outputs with a small constant, and the comparison

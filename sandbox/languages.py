@@ -6,7 +6,7 @@ from typing import Optional, Pattern, Tuple
 
 
 class Language(enum.IntEnum):
-    """Wire values of the job payload's `language` field (SPEC §2)."""
+    """Wire values of the job payload's `language` field (protocol §3)."""
     C = 0
     CPP = 1
     PYTHON = 2

@@ -1,4 +1,4 @@
-"""Verdicts and the per-case result reported to the backend (SPEC §2)."""
+"""Verdicts and the per-case result reported to the backend (protocol §4, §5)."""
 import dataclasses
 import enum
 

@@ -1,4 +1,4 @@
-"""From a run's measurements to its verdict (SPEC §2, "Verdicts").
+"""From a run's measurements to its verdict (protocol §5).
 
 When several verdicts apply, the first of JE, TLE, MLE, OLE, RE wins, then WA
 or AC by comparison. JE is decided by the caller (the run did not happen).

@@ -61,7 +61,7 @@ def start_backend(**kwargs) -> LocalBackend:
 
 
 class HttpRunner:
-    """The runner's side of SPEC §2, one call per method, answers returned raw."""
+    """The runner's side of protocol §2, one call per method, answers returned raw."""
 
     def __init__(self, backend: LocalBackend, name: str = 'runner'):
         self.url = backend.url

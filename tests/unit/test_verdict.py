@@ -1,4 +1,4 @@
-"""The verdict table of SPEC §2 and its precedence, on synthetic measurements."""
+"""The verdict table of protocol §5 and its precedence, on synthetic measurements."""
 import dataclasses
 import signal
 
