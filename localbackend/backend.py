@@ -135,10 +135,6 @@ class LocalBackend:
         """Queue a submission (language 0/1/2 or c/cpp/python); returns its id."""
         return self.store.submit(problem_id, language, source)
 
-    def submit_file(self, problem_id: int, language: Union[int, str],
-                    path: Union[str, pathlib.Path]) -> str:
-        return self.submit(problem_id, language, pathlib.Path(path).read_bytes())
-
     def rejudge(self, submission_id: str) -> str:
         """Queue a new current job for the submission; returns its job id."""
         return self.store.rejudge(submission_id)

@@ -9,7 +9,7 @@ once and `remove`d exactly once.
 import collections
 import logging
 import threading
-from typing import List, Optional
+from typing import List
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +50,3 @@ class ActiveJobs:
         """The distinct held job ids, for the heartbeat (one lease per id)."""
         with self._changed:
             return sorted(self._counts)
-
-    def wait_empty(self, timeout: Optional[float]) -> bool:
-        """True once no claim is live; False when `timeout` passed first."""
-        with self._changed:
-            return self._changed.wait_for(lambda: not self._counts, timeout)

@@ -1,5 +1,3 @@
-import threading
-
 from runner.active_jobs import ActiveJobs
 
 
@@ -36,14 +34,3 @@ def test_removing_more_than_added_never_goes_negative():
     tracker.add('jb_1')
     assert len(tracker) == 1
     assert tracker.snapshot() == ['jb_1']
-
-
-def test_wait_empty():
-    tracker = ActiveJobs()
-    assert tracker.wait_empty(0)
-    tracker.add('jb_1')
-    assert not tracker.wait_empty(0)
-    releaser = threading.Thread(target=tracker.remove, args=('jb_1', ))
-    releaser.start()
-    assert tracker.wait_empty(None)
-    releaser.join()
