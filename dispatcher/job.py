@@ -5,6 +5,16 @@ from typing import Tuple
 
 from sandbox.languages import Language
 
+# Testdata files are named TTCC.in and TTCC.out (protocol §3): two digits each,
+# so indexes stop at 99.
+MAX_TASKS = 100
+MAX_CASES_PER_TASK = 100
+
+
+def case_file(task: int, case: int, suffix: str) -> str:
+    """The testdata file name of task `task`, case `case`: 'in' or 'out'."""
+    return f'{task:02d}{case:02d}.{suffix}'
+
 
 @dataclasses.dataclass(frozen=True)
 class TaskMeta:
@@ -33,7 +43,7 @@ class Job:
         return self.job_dir / 'src'
 
     def input_path(self, task: int, case: int) -> pathlib.Path:
-        return self.job_dir / 'testdata' / f'{task:02d}{case:02d}.in'
+        return self.job_dir / 'testdata' / case_file(task, case, 'in')
 
     def answer_path(self, task: int, case: int) -> pathlib.Path:
-        return self.job_dir / 'testdata' / f'{task:02d}{case:02d}.out'
+        return self.job_dir / 'testdata' / case_file(task, case, 'out')

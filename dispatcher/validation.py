@@ -2,12 +2,8 @@
 import pathlib
 from typing import Optional
 
-from dispatcher.job import Job, TaskMeta
+from dispatcher.job import MAX_CASES_PER_TASK, MAX_TASKS, Job, TaskMeta
 from sandbox.languages import Language
-
-# Testdata files are named TTCC (two digits each), so indexes stop at 99.
-MAX_TASKS = 100
-MAX_CASES_PER_TASK = 100
 
 
 def check_job(job: object) -> None:

@@ -23,7 +23,7 @@ import time
 import uuid
 from typing import Callable, Iterator, Sequence
 
-from dispatcher.job import TaskMeta
+from dispatcher.job import TaskMeta, case_file
 from runner import metrics
 from runner.client import BackendClient
 from runner.locks import Locks
@@ -152,7 +152,7 @@ def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
     for task_index, task in enumerate(tasks):
         for case_index in range(task.case_count):
             for suffix in ('in', 'out'):
-                name = f'{task_index:02d}{case_index:02d}.{suffix}'
+                name = case_file(task_index, case_index, suffix)
                 source = data / name
                 if not source.is_file():
                     raise TestdataError(f'testdata of problem {problem_id} has no {name}: '

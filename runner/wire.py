@@ -9,7 +9,7 @@ import re
 import urllib.parse
 from typing import Any, Mapping, Optional, Tuple, Union
 
-from dispatcher.job import TaskMeta
+from dispatcher.job import MAX_CASES_PER_TASK, MAX_TASKS, TaskMeta
 from sandbox.languages import Language
 
 # Job and runner ids end up in URL paths and folder names: only these
@@ -17,8 +17,6 @@ from sandbox.languages import Language
 _ID = re.compile(r'[A-Za-z0-9_-]{1,128}')
 _DECIMAL = re.compile(r'[0-9]{1,18}')
 
-MAX_TASKS = 100  # TT in TTCC is two digits
-MAX_CASES_PER_TASK = 100  # so is CC
 MAX_MEMORY_LIMIT_KB = 64 * 1024 * 1024
 MAX_TIME_LIMIT_MS = 10 * 60 * 1000
 
