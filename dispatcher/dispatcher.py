@@ -93,10 +93,12 @@ class Dispatcher:
         for _ in self._threads:
             self._queue.put(_STOP)
 
-    def join(self, timeout: Optional[float] = None) -> None:
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """True when every worker has ended (or none started); one deadline for all."""
         deadline = None if timeout is None else time.monotonic() + timeout
         for thread in self._threads:
             thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in self._threads)
 
     # What the poller and the drain call.
 

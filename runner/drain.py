@@ -49,11 +49,11 @@ class Stoppable(Protocol):
     def stop(self) -> None:
         ...
 
-    def join(self, timeout: Optional[float] = None) -> Optional[bool]:
-        ...
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """True when the part's threads have ended."""
 
 
-class Draining(Protocol):
+class Draining(Stoppable, Protocol):
     """The dispatcher, as the drain sees it."""
 
     def stop_accepting(self) -> None:
@@ -63,12 +63,6 @@ class Draining(Protocol):
         ...
 
     def wait_in_flight(self, timeout: float) -> bool:
-        ...
-
-    def stop(self) -> None:
-        ...
-
-    def join(self, timeout: Optional[float] = None) -> None:
         ...
 
 

@@ -150,8 +150,8 @@ class DockerSandbox(Sandbox):
         self._stopping.set()  # no self-test from now on: it would make containers
         self._pool.stop()
 
-    def join(self, timeout: Optional[float] = None) -> None:
-        self._pool.join(timeout)
+    def join(self, timeout: Optional[float] = None) -> bool:
+        return self._pool.join(timeout)
 
     @property
     def home(self) -> pathlib.Path:

@@ -67,8 +67,11 @@ class SandboxPool:
         for c in doomed:
             self._destroy(c)
 
-    def join(self, timeout: Optional[float] = None) -> None:
-        self._spawner.join(timeout)
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """True when the spawner has ended (or never started)."""
+        if self._spawner.ident is not None:
+            self._spawner.join(timeout)
+        return not self._spawner.is_alive()
 
     def acquire(self, job_key: str, image: str, stage: Callable[[SandboxContainer],
                                                                 None]) -> SandboxContainer:
