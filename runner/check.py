@@ -19,8 +19,8 @@ import docker
 import docker.errors
 import requests
 
-from runner.client import (TOKEN_PROBE_PROBLEM as PROBE_PROBLEM, BackendClient, BackendError,
-                           ProtocolError, TokenRefused, Unauthorized, UnexpectedStatus)
+from runner.client import (TOKEN_PROBE_PROBLEM, BackendClient, BackendError, ProtocolError,
+                           Unauthorized, UnexpectedStatus)
 from runner.config import ConfigError, Settings, check_folder, folder_settings
 from runner.exit_codes import ExitCode
 from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, check_image
@@ -195,17 +195,9 @@ def _backend_checks(settings: Settings):
         yield Check('testdata token', False, 'SANDBOX_TOKEN is not set',
                     'set SANDBOX_TOKEN: every testdata download needs it')
         return
-    yield Waiting(f'asking the testdata channel for problem {PROBE_PROBLEM}\'s checksum')
-    try:
-        client.testdata_checksum(PROBE_PROBLEM)
+    yield Waiting(f'asking the testdata channel for problem {TOKEN_PROBE_PROBLEM}\'s checksum')
+    refusal = client.sandbox_token_refusal()
+    if refusal is None:
         yield Check('testdata token', True, 'SANDBOX_TOKEN accepted')
-    except TokenRefused as exc:
-        yield Check('testdata token', False, str(exc), 'check SANDBOX_TOKEN')
-    except UnexpectedStatus as exc:
-        if exc.status == 404:
-            yield Check('testdata token', True,
-                        f'SANDBOX_TOKEN accepted (no problem {PROBE_PROBLEM}, as expected)')
-        else:
-            yield Check('testdata token', False, str(exc), 'check BACKEND_URL and SANDBOX_TOKEN')
-    except BackendError as exc:
-        yield Check('testdata token', False, str(exc), 'check BACKEND_URL and SANDBOX_TOKEN')
+    else:
+        yield Check('testdata token', False, refusal, 'check SANDBOX_TOKEN and BACKEND_URL')

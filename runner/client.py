@@ -220,6 +220,18 @@ class BackendClient:
             self._expect_testdata(response, what)
             return self._parse(parse_checksum, self._read_json(response, what), what)
 
+    def sandbox_token_refusal(self) -> Optional[str]:
+        """None when the testdata channel takes SANDBOX_TOKEN, else why not.
+        It is asked about a problem that need not exist: the channel checks
+        the token first, so a 404 means the token was taken."""
+        try:
+            self.testdata_checksum(TOKEN_PROBE_PROBLEM)
+        except UnexpectedStatus as exc:
+            return None if exc.status == 404 else str(exc)
+        except BackendError as exc:
+            return str(exc)
+        return None
+
     def download_testdata(self, problem_id: int, dest: pathlib.Path, *, max_bytes: int,
                           deadline_sec: float, stop: threading.Event) -> int:
         """Writes the testdata zip to `dest`; returns its size."""

@@ -35,8 +35,7 @@ from dispatcher.job import Job
 from dispatcher.job_log import about_job, current_submission_id
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.client import (TOKEN_PROBE_PROBLEM, BackendClient, BackendError, TransportError,
-                           UnexpectedStatus)
+from runner.client import BackendClient, BackendError, TransportError, UnexpectedStatus
 from runner.host_health import HostHealth
 from runner.reports import AbortReason, AbortReport, Report
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
@@ -199,26 +198,14 @@ class Poller:
             return
         recheck = None
         if fault.kind is FaultKind.TOKEN:
-            recheck = self._token_accepted
+            # Asked of no one problem, so that no one problem's answer keeps
+            # the host unhealthy.
+            recheck = self._client.sandbox_token_refusal
         if self._health is not None:
             self._health.report(fault, recheck)
         else:
             log.error('host fault: %s', fault.cause)
         self._abort(job_id, AbortReason.DRAIN, job_dir)
-
-    def _token_accepted(self) -> Optional[str]:
-        """The token fault's own probe: None once the testdata channel takes
-        the token (asked about a problem that need not exist, so that no one
-        problem's answer keeps the host unhealthy)."""
-        try:
-            self._client.testdata_checksum(TOKEN_PROBE_PROBLEM)
-        except UnexpectedStatus as exc:
-            if exc.status == 404:
-                return None  # the token was taken
-            return str(exc)
-        except BackendError as exc:
-            return str(exc)
-        return None
 
     def _take(self, claim: Claim) -> None:
         # Before prep: from here on the heartbeat renews this claim's lease.

@@ -49,8 +49,10 @@ _ENV = (
     ('PYTHONDONTWRITEBYTECODE', '1'),
 )
 COMPILE_DIR = '/work/compile'
-# Descriptors a case may hold: each pipe it makes keeps at most 64 KiB out of
-# its resident memory, so pipes hold at most 4 MiB.
+CASE_DIR = '/work/run'  # PID 1 makes it (read-only for the run) and keeps it between cases
+# Descriptors a case may hold: each pipe's read end keeps at most 64 KiB out
+# of its resident memory (its data stays readable once the write end is
+# closed), so pipes hold at most 8 MiB.
 CASE_DESCRIPTORS = 128
 # The compiler's temporary files go beside its output, not into the small /tmp
 # that cases share.
@@ -133,7 +135,6 @@ class DockerSandbox(Sandbox):
         self._stopping = threading.Event()
         self._self_test_lock = threading.Lock()
         self._self_tests: Dict[Language, Tuple[float, Optional[str]]] = {}
-        self._testing = threading.local()
         self._pool = SandboxPool(
             factory=lambda image: SandboxContainer(self._client, image, boxes, limits, labels),
             max_alive=settings.max_containers,
@@ -197,8 +198,7 @@ class DockerSandbox(Sandbox):
             return
         dead = [
             container for container in self._list({ROOT_LABEL: str(self._root)})
-            if container.labels.get(INSTANCE_LABEL) != str(self._home) and (container.labels.get(
-                INSTANCE_LABEL) is None or not held(pathlib.Path(container.labels[INSTANCE_LABEL])))
+            if self._owner_is_dead(container.labels.get(INSTANCE_LABEL))
         ]
         for container in dead:
             _remove(container)
@@ -207,6 +207,9 @@ class DockerSandbox(Sandbox):
             log.info(
                 'removed %d sandbox container(s) and %d folder(s) of runners that ended '
                 'without cleaning up', len(dead), len(folders))
+
+    def _owner_is_dead(self, owner: Optional[str]) -> bool:
+        return owner != str(self._home) and (owner is None or not held(pathlib.Path(owner)))
 
     def _list(self, labels: Dict[str, str]):
         return self._client.containers.list(
@@ -235,13 +238,12 @@ class DockerSandbox(Sandbox):
         try:
             shutil.rmtree(staging, ignore_errors=True)
             _copy_tree(job.source_dir, staging)
-            return self._in_sandbox(
-                job, toolchain, staging, _compile_request(toolchain, self._settings), None,
-                lambda run, container: self._compiled(run, toolchain, staging, container))
-        except (SandboxBroken, SupervisorFailure) as exc:
-            return CompileResult(Status.JE, f'sandbox failure: {self._judge_failure(job, exc)}')
         except OSError as exc:
             raise disk_fault(exc, 'the sandbox folder') or exc
+        return self._in_sandbox(
+            job, toolchain, staging, _compile_request(toolchain, self._settings), None,
+            lambda run, container: self._compiled(run, toolchain, staging, container),
+            lambda why: CompileResult(Status.JE, why))
 
     def _compiled(self, run: RunResponse, toolchain: Toolchain, staging: pathlib.Path,
                   container: SandboxContainer) -> CompileResult:
@@ -287,15 +289,11 @@ class DockerSandbox(Sandbox):
         limits = Limits(time_ms=case.time_limit_ms,
                         memory_kb=case.memory_limit_kb,
                         output_bytes=self._settings.output_limit)
-        try:
-            return self._in_sandbox(
-                job, toolchain, staging, _case_request(toolchain, limits, self._settings),
-                case.input_path, lambda run, _: case_result(run, limits, toolchain, expected, self.
-                                                            _settings.report_limit))
-        except (SandboxBroken, SupervisorFailure) as exc:
-            return CaseResult.judge_error(f'sandbox failure: {self._judge_failure(job, exc)}')
-        except OSError as exc:
-            raise disk_fault(exc, 'the sandbox folder') or exc
+        return self._in_sandbox(
+            job, toolchain, staging, _case_request(toolchain, limits,
+                                                   self._settings), case.input_path,
+            lambda run, _: case_result(run, limits, toolchain, expected, self._settings.report_limit
+                                       ), CaseResult.judge_error)
 
     def _judge_failure(self, job: SandboxJob, exc: Exception) -> str:
         """A run that failed in two sandboxes: the host's fault (HostFault)
@@ -305,7 +303,7 @@ class DockerSandbox(Sandbox):
             raise HostFault(
                 exc.fault, f'sandboxes cannot start (Docker engine, DOCKER_URL): '
                 f'{str(exc)[:300]}')
-        if not getattr(self._testing, 'active', False) and not self._stopping.is_set():
+        if not self._stopping.is_set():
             problem = self.self_test(job.language, since=time.monotonic())
             if problem is not None:
                 raise HostFault(FaultKind.ENGINE, f'sandboxes fail on this host: {problem}')
@@ -342,7 +340,6 @@ class DockerSandbox(Sandbox):
         container = None
         if self._stopping.is_set():
             raise SandboxBroken('the sandbox is stopping')
-        self._testing.active = True
         try:
             (folder / 'src').mkdir(parents=True)
             (folder / 'src' / toolchain.source_name).write_bytes(KNOWN_PROGRAMS[language])
@@ -362,7 +359,6 @@ class DockerSandbox(Sandbox):
             run = container.run(_case_request(toolchain, limits, self._settings), folder / 'in')
             return case_result(run, limits, toolchain, KNOWN_ANSWER, self._settings.report_limit)
         finally:
-            self._testing.active = False
             if container is not None:
                 container.destroy()
             with self._lock:
@@ -381,13 +377,25 @@ class DockerSandbox(Sandbox):
 
     def _in_sandbox(self, job: SandboxJob, toolchain: Toolchain, staging: pathlib.Path,
                     request: RunRequest, stdin: Optional[pathlib.Path],
-                    finish: Callable[[RunResponse, SandboxContainer], T]) -> T:
+                    finish: Callable[[RunResponse, SandboxContainer],
+                                     T], judge_error: Callable[[str], T]) -> T:
         """Run `request` in one of the job's containers and `finish` with it there.
 
         A sandbox failure is the judge's, never the student's: the container is
-        thrown away and the run tried once more in a fresh one before the
-        failure is reported.
+        thrown away and the run tried once more in a fresh one; a second
+        failure is the host's (HostFault) or, on a healthy host, `judge_error`.
+        A failing host folder is the host's too.
         """
+        try:
+            return self._attempts(job, toolchain, staging, request, stdin, finish)
+        except (SandboxBroken, SupervisorFailure) as exc:
+            return judge_error(f'sandbox failure: {self._judge_failure(job, exc)}')
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+
+    def _attempts(self, job: SandboxJob, toolchain: Toolchain, staging: pathlib.Path,
+                  request: RunRequest, stdin: Optional[pathlib.Path],
+                  finish: Callable[[RunResponse, SandboxContainer], T]) -> T:
         for attempt in (1, 2):
             try:
                 with self._container(job, toolchain, staging) as container:
@@ -453,7 +461,7 @@ def _compile_request(toolchain: Toolchain, settings: SandboxSettings) -> RunRequ
 def _case_request(toolchain: Toolchain, limits: Limits, settings: SandboxSettings) -> RunRequest:
     return RunRequest(kind=Kind.CASE,
                       argv=toolchain.run_argv,
-                      workdir='/work/run',
+                      workdir=CASE_DIR,
                       cpu_ms=limits.time_ms,
                       wall_ms=limits.wall_ms,
                       mem_kb=limits.memory_kb,

@@ -96,11 +96,10 @@ def test_a_self_test_serves_only_failures_it_began_after(monkeypatch):
     assert len(judged) == 2
 
 
-def test_the_token_fault_rechecks_a_problem_that_need_not_exist():
-    from runner.client import TOKEN_PROBE_PROBLEM, UnexpectedStatus
-    from runner.poller import Poller
+def test_the_token_check_asks_about_a_problem_that_need_not_exist():
+    from runner.client import TOKEN_PROBE_PROBLEM, BackendClient, UnexpectedStatus
 
-    class Channel:
+    class Channel(BackendClient):
         answer = UnexpectedStatus('GET /problem/0/checksum', 404)
         asked = []
 
@@ -108,8 +107,9 @@ def test_the_token_fault_rechecks_a_problem_that_need_not_exist():
             self.asked.append(problem_id)
             raise self.answer
 
-    channel = Channel()
-    poller = Poller(channel, None, None, None, None, max_concurrent_jobs=1, poll_interval_sec=1)
-    assert poller._token_accepted() is None and channel.asked == [TOKEN_PROBE_PROBLEM]
+    channel = Channel('http://backend')
+    assert channel.sandbox_token_refusal() is None and channel.asked == [TOKEN_PROBE_PROBLEM]
     channel.answer = TokenRefused('GET /problem/0/checksum: HTTP 401')
-    assert 'HTTP 401' in poller._token_accepted()
+    assert 'HTTP 401' in channel.sandbox_token_refusal()
+    channel.answer = UnexpectedStatus('GET /problem/0/checksum', 500)
+    assert 'HTTP 500' in channel.sandbox_token_refusal()

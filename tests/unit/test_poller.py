@@ -66,6 +66,9 @@ class FakeClient:
     def interrupt(self):
         self.interrupted = True
 
+    def sandbox_token_refusal(self):
+        return None
+
     def next_job(self, wait_sec=0):
         self.calls.append(wait_sec)
         if self.time:
