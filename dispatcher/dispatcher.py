@@ -1,25 +1,22 @@
-"""The task queue between the poller and the sandbox layer (protocol §7)."""
+"""The job queue between the poller and the sandbox layer (protocol §7): each
+handled job is a generation whose compile and cases are steps on one queue."""
+import contextlib
 import logging
 import queue
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Union
+from typing import Callable, ContextManager, Dict, List, Optional, Tuple
 
-from dispatcher.context import JobContext
-from dispatcher.job import Job
-from dispatcher.job_log import about_job
-from dispatcher.report import build_report
-from dispatcher.tasks import CaseTask, CompileTask
-from dispatcher.validation import check_job
+from dispatcher.generation import CaseStep, CompileStep, Generation, Step
+from dispatcher.job import Job, check_job
 from sandbox.job import CaseSpec
 from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.sandbox import HostFault, Sandbox
 
 log = logging.getLogger(__name__)
 
-OnComplete = Callable[[Job, List[List[dict]]], None]
+OnComplete = Callable[[Job, Tuple[Tuple[CaseResult, ...], ...]], None]
 OnAbandon = Callable[[Job, HostFault], None]
-Entry = Union[CompileTask, CaseTask]
 
 # Wakes a worker blocked on an empty queue when the dispatcher stops.
 _STOP = object()
@@ -31,7 +28,8 @@ class Dispatcher:
     """Runs each handled job's compile, then its cases, on at most `max_workers`
     sandbox calls at once, and hands every finished job to `on_complete`.
 
-    `on_complete(job, tasks)` is called with the dispatcher's lock held, so it
+    `on_complete(job, results)` is called (a result per task per case, in
+    index order, never in the order the cases happened to finish) with the dispatcher's lock held, so it
     must only enqueue (and must not call back into the dispatcher).
     `on_abandon(job, fault)` likewise, for a job the host could not judge (a
     HostFault): it goes back to the queue unjudged, never with a verdict.
@@ -43,11 +41,13 @@ class Dispatcher:
                  max_workers: int,
                  on_superseded: Optional[Callable[[Job], None]] = None,
                  on_abandon: Optional[OnAbandon] = None,
-                 on_host_fault: Optional[Callable[[HostFault], None]] = None):
+                 on_host_fault: Optional[Callable[[HostFault], None]] = None,
+                 job_scope: Callable[[Job], ContextManager] = lambda job: contextlib.nullcontext()):
         """`on_superseded(job)` is told when a superseded generation has no
         sandbox call running any more: its job folder may go (it was never
         reported, so nothing else removes it). `on_host_fault(fault)` is told,
-        outside the lock, of every fault that abandoned a job."""
+        outside the lock, of every fault that abandoned a job. A worker makes
+        each step of a job inside `job_scope(job)` (the runner's log context)."""
         if type(max_workers) is not int or max_workers < 1:
             raise ValueError(f'max_workers must be a positive int, got {max_workers!r}')
         self._sandbox = sandbox
@@ -55,21 +55,22 @@ class Dispatcher:
         self._on_superseded = on_superseded
         self._on_abandon = on_abandon
         self._on_host_fault = on_host_fault
+        self._job_scope = job_scope
         self._max_workers = max_workers
         # Unbounded: handle() can never fail halfway through enqueueing a job.
         self._queue: 'queue.SimpleQueue[object]' = queue.SimpleQueue()
         self._stopping = threading.Event()
         self._threads: List[threading.Thread] = []
-        # Guards _current, _accepting and every JobContext's mutable fields.
+        # Guards _current, _accepting and every Generation's mutable fields.
         self._lock = threading.Condition(threading.Lock())
-        # The live generation of each job_id; a context leaves it when its
-        # generation completes, is superseded or is drained.
-        self._current: Dict[str, JobContext] = {}
+        # The live generation of each job_id; a generation leaves it when it
+        # completes, is superseded or is drained.
+        self._current: Dict[str, Generation] = {}
         self._accepting = True
         self._paused = False
-        # Entries of unstarted jobs dequeued during a pause: queued again on
+        # Steps of unstarted jobs dequeued during a pause: queued again on
         # resume (a drained or superseded job's are dropped then, as stale).
-        self._held_back: List[Entry] = []
+        self._held_back: List[Step] = []
 
     # Thread lifecycle.
 
@@ -87,8 +88,8 @@ class Dispatcher:
             thread.start()
 
     def stop(self) -> None:
-        """Each worker finishes at most the entry it holds, then exits; queued
-        entries are left alone."""
+        """Each worker finishes at most the step it holds, then exits; queued
+        steps are left alone."""
         self._stopping.set()
         for _ in self._threads:
             self._queue.put(_STOP)
@@ -110,10 +111,10 @@ class Dispatcher:
         # A limit the host cannot give is the host's fault (HostFault), found
         # before anything is published.
         self._sandbox.check_limits(max(meta.memory_limit_kb for meta in job.tasks))
-        ctx = JobContext(job)
-        entries: List[Entry] = [CompileTask(ctx)]
-        entries += [
-            CaseTask(ctx, task, case) for task, meta in enumerate(job.tasks)
+        gen = Generation(job)
+        steps: List[Step] = [CompileStep(gen)]
+        steps += [
+            CaseStep(gen, task, case) for task, meta in enumerate(job.tasks)
             for case in range(meta.case_count)
         ]
         with self._lock:
@@ -122,9 +123,9 @@ class Dispatcher:
             # Popped first so the new generation takes its place at the end:
             # drain_unstarted() returns jobs in the order they were handled.
             older = self._current.pop(job.job_id, None)
-            self._current[job.job_id] = ctx
-            for entry in entries:
-                self._queue.put(entry)
+            self._current[job.job_id] = gen
+            for step in steps:
+                self._queue.put(step)
             release_key = None
             if older is not None:
                 older.retire()
@@ -152,8 +153,8 @@ class Dispatcher:
         with self._lock:
             self._paused = False
             held, self._held_back = self._held_back, []
-            for entry in held:
-                self._queue.put(entry)
+            for step in held:
+                self._queue.put(step)
 
     def check_limits(self, memory_limit_kb: int) -> None:
         """HostFault(MEMORY) when this host's sandboxes cannot give a case that much."""
@@ -164,20 +165,20 @@ class Dispatcher:
         `hand_back(job)`, when given, is called for each under the lock, as a
         result is: the job's report is queued before it leaves (enqueue only)."""
         with self._lock:
-            drained = [ctx for ctx in self._current.values() if not ctx.started]
+            drained = [gen for gen in self._current.values() if not gen.started]
             release_keys = []
-            for ctx in drained:
+            for gen in drained:
                 if hand_back is not None:
                     try:
-                        hand_back(ctx.job)
+                        hand_back(gen.job)
                     except Exception:
-                        log.exception('job %s: handing it back failed', ctx.job_id)
-                del self._current[ctx.job_id]
-                ctx.retire()
-                release_keys.append(ctx.take_sandbox_release())
-        for ctx, key in zip(drained, release_keys):
-            self._release(ctx, key)
-        return [ctx.job for ctx in drained]
+                        log.exception('job %s: handing it back failed', gen.job_id)
+                del self._current[gen.job_id]
+                gen.retire()
+                release_keys.append(gen.take_sandbox_release())
+        for gen, key in zip(drained, release_keys):
+            self._release(gen, key)
+        return [gen.job for gen in drained]
 
     def wait_in_flight(self, timeout: float) -> bool:
         """Block until no started job remains; True if none remain. The timeout
@@ -192,48 +193,49 @@ class Dispatcher:
             self._lock.release()
 
     def _nothing_started(self) -> bool:
-        return not any(ctx.started for ctx in self._current.values())
+        return not any(gen.started for gen in self._current.values())
 
     # The workers.
 
     def _work(self) -> None:
-        # Checked before taking an entry, so an entry once taken is always
-        # processed to the end: a generation never loses a taken entry.
+        # Checked before taking a step, so a step once taken is always
+        # processed to the end: a generation never loses a taken step.
         while not self._stopping.is_set():
-            entry = self._queue.get()
-            if entry is _STOP:
+            step = self._queue.get()
+            if step is _STOP:
                 break
             try:
-                with about_job(entry.ctx.job_id, entry.ctx.job.submission_id):
-                    self._process(entry)
+                with self._job_scope(step.generation.job):
+                    self._process(step)
             except Exception:
-                log.exception('dispatcher: unexpected error processing an entry of %r', entry.ctx)
+                log.exception('dispatcher: unexpected error processing a step of %r',
+                              step.generation)
 
-    def _process(self, entry: Entry) -> None:
-        ctx = entry.ctx
+    def _process(self, step: Step) -> None:
+        gen = step.generation
         with self._lock:
-            if not self._admit(entry):
+            if not self._admit(step):
                 return
         fault = None
         try:
-            if isinstance(entry, CompileTask):
-                outcome = self._compile(ctx)
+            if isinstance(step, CompileStep):
+                outcome = self._compile(gen)
             else:
-                outcome = self._run_case(ctx, entry.task, entry.case)
+                outcome = self._run_case(gen, step.task, step.case)
         except HostFault as exc:
             fault = exc
         with self._lock:
-            ctx.running -= 1
-            if self._is_current(ctx):
+            gen.running -= 1
+            if self._is_current(gen):
                 if fault is not None:
-                    self._abandon(ctx, fault)
-                elif isinstance(entry, CompileTask):
-                    self._record_compile(ctx, outcome)
+                    self._abandon(gen, fault)
+                elif isinstance(step, CompileStep):
+                    self._record_compile(gen, outcome)
                 else:
-                    ctx.resolve_case(entry.task, entry.case, outcome)
-                    if ctx.complete:
-                        self._complete(ctx)
-            release_key = ctx.take_sandbox_release()
+                    gen.resolve_case(step.task, step.case, outcome)
+                    if gen.complete:
+                        self._complete(gen)
+            release_key = gen.take_sandbox_release()
         if fault is not None and self._on_host_fault is not None:
             # Before the release, which may wait on a failing engine: the
             # host stops taking work at once.
@@ -241,105 +243,105 @@ class Dispatcher:
                 self._on_host_fault(fault)
             except Exception:
                 log.exception('reporting a host fault failed')
-        self._release(ctx, release_key)
+        self._release(gen, release_key)
 
-    def _is_current(self, ctx: JobContext) -> bool:
-        return self._current.get(ctx.job_id) is ctx
+    def _is_current(self, gen: Generation) -> bool:
+        return self._current.get(gen.job_id) is gen
 
-    def _admit(self, entry: Entry) -> bool:
-        """Lock held. Whether this worker may make the entry's sandbox call now."""
-        ctx = entry.ctx
-        if not self._is_current(ctx):
+    def _admit(self, step: Step) -> bool:
+        """Lock held. Whether this worker may make the step's sandbox call now."""
+        gen = step.generation
+        if not self._is_current(gen):
             return False  # a stale generation: superseded, drained or completed
-        if not ctx.started:
+        if not gen.started:
             if not self._accepting:
                 return False  # latched: stays unstarted until drain_unstarted()
             if self._paused:
-                self._held_back.append(entry)
+                self._held_back.append(step)
                 return False
             # Marked under the same lock as the latch and the drain scan, so a
             # job is never started after the latch nor seen half-started.
-            ctx.started = True
-            log.info('job %s (submission %s): judging started', ctx.job_id, ctx.job.submission_id)
-        if isinstance(entry, CaseTask):
-            if ctx.compile_result is None:
-                ctx.parked.append(entry)
+            gen.started = True
+            log.info('job %s (submission %s): judging started', gen.job_id, gen.job.submission_id)
+        if isinstance(step, CaseStep):
+            if gen.compile_result is None:
+                gen.parked.append(step)
                 return False
-            if not ctx.compile_result.ok:
+            if not gen.compile_result.ok:
                 return False  # already resolved by the fan-out
-        ctx.running += 1
+        gen.running += 1
         return True
 
-    def _record_compile(self, ctx: JobContext, compiled: CompileResult) -> None:
-        """Lock held, ctx current."""
-        ctx.compile_result = compiled
+    def _record_compile(self, gen: Generation, compiled: CompileResult) -> None:
+        """Lock held, gen current."""
+        gen.compile_result = compiled
         if compiled.ok:
-            for entry in ctx.parked:
-                self._queue.put(entry)
-            ctx.parked.clear()
+            for step in gen.parked:
+                self._queue.put(step)
+            gen.parked.clear()
         else:
-            ctx.resolve_all_cases(compiled)
-            self._complete(ctx)
+            gen.resolve_all_cases(compiled)
+            self._complete(gen)
 
-    def _complete(self, ctx: JobContext) -> None:
-        """Lock held, ctx current and complete. The result is handed over before
+    def _complete(self, gen: Generation) -> None:
+        """Lock held, gen current and complete. The result is handed over before
         the job leaves the dispatcher, in this one critical section: a drain that
         sees no job in flight can rely on every result being queued."""
         try:
-            self._on_complete(ctx.job, build_report(ctx.case_results))
+            self._on_complete(gen.job, gen.results())
         except Exception:
-            log.exception('job %s: on_complete failed; its result is lost', ctx.job_id)
-        del self._current[ctx.job_id]
-        ctx.retire()
+            log.exception('job %s: on_complete failed; its result is lost', gen.job_id)
+        del self._current[gen.job_id]
+        gen.retire()
         self._lock.notify_all()
 
-    def _abandon(self, ctx: JobContext, fault: HostFault) -> None:
-        """Lock held, ctx current. The job goes back unjudged; like a result,
+    def _abandon(self, gen: Generation, fault: HostFault) -> None:
+        """Lock held, gen current. The job goes back unjudged; like a result,
         its abort is handed over before the job leaves the dispatcher."""
-        log.warning('job %s: the host could not judge it (%s); handing it back', ctx.job_id,
+        log.warning('job %s: the host could not judge it (%s); handing it back', gen.job_id,
                     fault.cause)
         if self._on_abandon is not None:
             try:
-                self._on_abandon(ctx.job, fault)
+                self._on_abandon(gen.job, fault)
             except Exception:
-                log.exception('job %s: on_abandon failed', ctx.job_id)
-        del self._current[ctx.job_id]
-        ctx.retire()
+                log.exception('job %s: on_abandon failed', gen.job_id)
+        del self._current[gen.job_id]
+        gen.retire()
         self._lock.notify_all()
 
     # The sandbox boundary: whatever goes wrong there is a JE, never a stuck job,
     # but for a fault of the host (HostFault), which is nobody's verdict.
 
-    def _compile(self, ctx: JobContext) -> CompileResult:
+    def _compile(self, gen: Generation) -> CompileResult:
         try:
-            compiled = self._sandbox.compile(ctx.sandbox_job)
+            compiled = self._sandbox.compile(gen.sandbox_job)
             if not isinstance(compiled, CompileResult) or compiled.status not in _COMPILE_STATUSES:
                 raise TypeError(f'compile returned {compiled!r}')
             return compiled
         except HostFault:
             raise
         except Exception as exc:
-            log.exception('job %s: compile failed in the judge', ctx.job_id)
+            log.exception('job %s: compile failed in the judge', gen.job_id)
             return CompileResult(Status.JE, f'judge error during compile ({type(exc).__name__})')
 
-    def _run_case(self, ctx: JobContext, task: int, case: int) -> CaseResult:
+    def _run_case(self, gen: Generation, task: int, case: int) -> CaseResult:
         try:
-            meta = ctx.job.tasks[task]
-            spec = CaseSpec(input_path=ctx.job.input_path(task, case),
-                            answer_path=ctx.job.answer_path(task, case),
+            meta = gen.job.tasks[task]
+            spec = CaseSpec(input_path=gen.job.input_path(task, case),
+                            answer_path=gen.job.answer_path(task, case),
                             time_limit_ms=meta.time_limit_ms,
                             memory_limit_kb=meta.memory_limit_kb)
-            result = self._sandbox.run_case(ctx.sandbox_job, spec)
+            result = self._sandbox.run_case(gen.sandbox_job, spec)
             if not isinstance(result, CaseResult) or not isinstance(result.status, Status):
                 raise TypeError(f'run_case returned {result!r}')
             return result
         except HostFault:
             raise
         except Exception as exc:
-            log.exception('job %s: task %d case %d failed in the judge', ctx.job_id, task, case)
+            log.exception('job %s: task %d case %d failed in the judge', gen.job_id, task, case)
             return CaseResult.judge_error(f'judge error ({type(exc).__name__})')
 
-    def _release(self, ctx: JobContext, key: Optional[str]) -> None:
+    def _release(self, gen: Generation, key: Optional[str]) -> None:
         """Free a retired generation's sandbox (when `key` says it is time) and,
         for a superseded one, its job folder."""
         if key is None:
@@ -348,8 +350,8 @@ class Dispatcher:
             self._sandbox.release(key)
         except Exception:
             log.exception('sandbox release of %s failed', key)
-        if ctx.superseded and self._on_superseded is not None:
+        if gen.superseded and self._on_superseded is not None:
             try:
-                self._on_superseded(ctx.job)
+                self._on_superseded(gen.job)
             except Exception:
-                log.exception('cleaning up the superseded %r failed', ctx)
+                log.exception('cleaning up the superseded %r failed', gen)

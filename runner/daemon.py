@@ -12,20 +12,22 @@ import requests.exceptions
 from dispatcher.dispatcher import Dispatcher
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.client import BackendClient
+from runner.backend.client import BackendClient
 from runner.config import ConfigError, Settings, check_folders
 from runner.drain import drain
 from runner.exit_codes import ExitCode
 from runner.heartbeat import Heartbeat
+from runner.logs import about_job
 from runner.host_health import HostHealth
-from runner.job_folders import JobFolders
-from runner.locks import make_locks
+from runner.prep.job_folders import JobFolders
+from runner.prep.locks import make_locks
 from runner.poller import Poller
-from runner.prepare import Preparer
+from runner.prep.prepare import Preparer
 from runner.registration import RegistrationRefused, register
-from runner.reports import AbortReason, AbortReport, CompleteReport
+from runner.backend.outbound import AbortReason
+from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
-from runner.testdata import TestdataCache
+from runner.prep.testdata import TestdataCache
 from sandbox.docker_sandbox import (COMPILE_MEMORY_KB, MiB, DockerSandbox, ImageMismatch,
                                     SandboxSettings)
 from sandbox.languages import Language
@@ -164,10 +166,10 @@ class Daemon:
                                  make_locks(s.redis_url, s.testdata_root))
         sender = ResultSender(client, tracker, folders, body_limit=s.report_body_limit)
 
-        def on_complete(job, tasks):
+        def on_complete(job, results):
             # Called under the dispatcher's lock: it only counts and enqueues.
-            metrics.count_cases(job.language.name, tasks)
-            sender.submit(CompleteReport.for_job(job, tasks))
+            metrics.count_cases(job.language.name, results)
+            sender.submit(CompleteReport.for_job(job, results))
 
         def hand_back(job, fault=None):
             # Also under the dispatcher's lock (a job the host could not judge).
@@ -191,7 +193,8 @@ class Daemon:
                                 max_workers=s.max_container_number,
                                 on_superseded=lambda job: folders.remove(job.job_dir),
                                 on_abandon=hand_back,
-                                on_host_fault=health.report)
+                                on_host_fault=health.report,
+                                job_scope=lambda job: about_job(job.job_id, job.submission_id))
         poller = Poller(poller_client,
                         tracker,
                         Preparer(poller_client, testdata, folders),

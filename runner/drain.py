@@ -19,7 +19,8 @@ import time
 from typing import Callable, List, Optional, Protocol
 
 from dispatcher.job import Job
-from runner.reports import AbortReason, AbortReport
+from runner.backend.outbound import AbortReason
+from runner.reports import AbortReport
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import Callable, Optional
 
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.client import BackendClient, Outcome
+from runner.backend.client import BackendClient, Outcome
 from runner.waiting import Wait, wait_on
 
 log = logging.getLogger(__name__)

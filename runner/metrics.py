@@ -71,11 +71,11 @@ DRAIN_LEFT = Gauge('oj_runner_drain_claims_left',
                    registry=REGISTRY)
 
 
-def count_cases(language: str, tasks) -> None:
+def count_cases(language: str, results) -> None:
     """Every case of a finished job, CE and JE included, by its reported verdict."""
-    for task in tasks:
-        for case in task:
-            CASES.labels(case['status'], language).inc()
+    for cases in results:
+        for case in cases:
+            CASES.labels(case.status.value, language).inc()
 
 
 def serve(port: int, addr: str = '0.0.0.0') -> None:

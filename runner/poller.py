@@ -32,14 +32,15 @@ import time
 from typing import Callable, Dict, Optional, Protocol
 
 from dispatcher.job import Job
-from dispatcher.job_log import about_job, current_submission_id
+from runner.logs import about_job, current_submission_id
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.client import BackendClient, BackendError, TransportError, UnexpectedStatus
+from runner.backend.client import BackendClient, BackendError, TransportError, UnexpectedStatus
 from runner.host_health import HostHealth
-from runner.reports import AbortReason, AbortReport, Report
+from runner.backend.outbound import AbortReason
+from runner.reports import AbortReport, Report
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
-from runner.wire import BadClaim, Claim, JobPayload
+from runner.backend.inbound import BadClaim, Claim, JobPayload
 from sandbox.sandbox import FaultKind, HostFault
 
 log = logging.getLogger(__name__)

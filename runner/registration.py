@@ -4,9 +4,9 @@ import random
 import threading
 from typing import Optional
 
-from runner.client import BackendClient, BackendError, Unauthorized
+from runner.backend.client import BackendClient, BackendError, Unauthorized
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
-from runner.wire import Registration
+from runner.backend.inbound import Registration
 
 log = logging.getLogger(__name__)
 

@@ -1,35 +1,26 @@
 """The reports the result sender delivers: one per claim, complete or abort."""
 import dataclasses
-import enum
 import pathlib
-from typing import List, Optional
+from typing import Optional
 
 from dispatcher.job import Job
-
-
-class AbortReason(str, enum.Enum):
-    # Returned by a shutdown: does not count against the job's attempts.
-    DRAIN = 'drain'
-    # The job could not be prepared or dispatched: counts.
-    PREP_FAILED = 'prep_failed'
-    # The backend refused our complete body (400): counts.
-    REJECTED = 'rejected'
+from runner.backend.outbound import AbortReason, Results
 
 
 @dataclasses.dataclass(frozen=True)
 class CompleteReport:
     job_id: str
     job_dir: pathlib.Path
-    # The `complete` body's `tasks`: a list per task of a list per case.
-    # Kept out of the repr: it carries the submission's output.
-    tasks: List[List[dict]] = dataclasses.field(repr=False)
+    # A result per task per case, in index order. Kept out of the repr: it
+    # carries the submission's output.
+    results: Results = dataclasses.field(repr=False)
     submission_id: str = dataclasses.field(default='', compare=False)  # for the logs
 
     @classmethod
-    def for_job(cls, job: Job, tasks: List[List[dict]]) -> 'CompleteReport':
+    def for_job(cls, job: Job, results: Results) -> 'CompleteReport':
         return cls(job_id=job.job_id,
                    job_dir=job.job_dir,
-                   tasks=tasks,
+                   results=results,
                    submission_id=job.submission_id)
 
 

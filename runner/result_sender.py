@@ -19,13 +19,13 @@ import threading
 import time
 from typing import Callable, Optional
 
-from dispatcher.job_log import about_job
-from dispatcher.report import fit_report, without_outputs
+from runner.logs import about_job
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.client import Answer, BackendClient, Outcome
-from runner.job_folders import JobFolders
-from runner.reports import AbortReason, AbortReport, CompleteReport, Report
+from runner.backend.client import Answer, BackendClient, Outcome
+from runner.prep.job_folders import JobFolders
+from runner.backend.outbound import AbortReason, Results
+from runner.reports import AbortReport, CompleteReport, Report
 from runner.waiting import jittered
 
 log = logging.getLogger(__name__)
@@ -124,21 +124,17 @@ class ResultSender:
     def _complete(self, report: CompleteReport) -> None:
         # Bounded before the first attempt (outputs shortened, verdicts kept):
         # an oversized body would be refused by every attempt alike.
-        try:
-            tasks = fit_report(report.tasks, self._body_limit)
-        except Exception:  # never a claim left held for a bug in the fitting
-            log.exception('could not fit the result of %s to REPORT_BODY_LIMIT', report.job_id)
-            tasks = report.tasks
-        outcome = self._send(f'complete {report.job_id}',
-                             lambda: self._client.complete(report.job_id, tasks))
+        outcome = self._send(
+            f'complete {report.job_id}', lambda: self._client.complete(
+                report.job_id, report.results, body_limit=self._body_limit))
         if outcome is Outcome.TOO_LARGE:
             # The report's fault, not the submission's: the verdicts alone.
             log.warning(
                 'the backend refused the result of %s as too large (413); sending it '
                 'without outputs (REPORT_BODY_LIMIT is %d bytes)', report.job_id, self._body_limit)
-            small = without_outputs(tasks)
-            outcome = self._send(f'complete {report.job_id}',
-                                 lambda: self._client.complete(report.job_id, small))
+            outcome = self._send(
+                f'complete {report.job_id}', lambda: self._client.complete(
+                    report.job_id, report.results, body_limit=self._body_limit, with_outputs=False))
             if outcome is Outcome.TOO_LARGE:
                 outcome = None
         _count('complete', outcome)
@@ -153,7 +149,7 @@ class ResultSender:
         else:
             self._finalize(report.job_id, report.job_dir, keep=False)
             if outcome is Outcome.ACCEPTED:
-                log.info('reported job %s: %s', report.job_id, _verdicts(report.tasks))
+                log.info('reported job %s: %s', report.job_id, _verdicts(report.results))
             else:
                 log.warning('result of %s dropped by the backend (%s)', report.job_id,
                             outcome.value)
@@ -241,7 +237,7 @@ def _count(kind: str, outcome: Optional[Outcome]) -> None:
     metrics.REPORTS.labels(kind, _OUTCOME_NAMES.get(outcome, 'other')).inc()
 
 
-def _verdicts(tasks) -> str:
+def _verdicts(results: Results) -> str:
     """'AC 3, WA 1': how many cases got each verdict."""
-    counts = collections.Counter(case['status'] for task in tasks for case in task)
+    counts = collections.Counter(case.status.value for cases in results for case in cases)
     return ', '.join(f'{status} {n}' for status, n in counts.most_common())

@@ -15,10 +15,6 @@ Wait = Callable[[threading.Event, float], bool]
 JITTER_FRACTION = 0.2
 
 
-class Interrupted(Exception):
-    """Stop was requested while waiting for a lock or a download."""
-
-
 def wait_on(stop: threading.Event, seconds: float) -> bool:
     return stop.wait(max(0.0, seconds))
 

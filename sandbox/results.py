@@ -1,4 +1,4 @@
-"""Verdicts and the per-case result reported to the backend (protocol §4, §5)."""
+"""Verdicts, and the result of a compile and of a case (protocol §4, §5)."""
 import dataclasses
 import enum
 
@@ -43,14 +43,3 @@ class CaseResult:
     @classmethod
     def judge_error(cls, message: str) -> 'CaseResult':
         return cls(status=Status.JE, stderr=message)
-
-    def to_report(self) -> dict:
-        """The case object of the `complete` body."""
-        return {
-            'status': self.status.value,
-            'exitCode': self.exit_code,
-            'execTime': self.exec_time_ms,
-            'memoryUsage': self.memory_kb,
-            'stdout': self.stdout,
-            'stderr': self.stderr,
-        }

@@ -14,7 +14,7 @@ LIMIT_BYTES = 200 * 1024 * 1024
 # The child's own peak (VmHWM): ru_maxrss would carry the parent's across exec.
 OPEN_IT = '''
 import pathlib, re, sys
-from runner.zips import ZipRejected, extract_testdata
+from runner.prep.zips import ZipRejected, extract_testdata
 try:
     extract_testdata(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), 1 << 30)
     print("accepted")

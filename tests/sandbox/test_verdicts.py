@@ -24,6 +24,7 @@ import pytest
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
+from runner.backend.outbound import case_object
 from tests.sandbox.conftest import SECRET, assert_nothing_left_running
 
 CASES_DIR = pathlib.Path(__file__).parent / 'cases'
@@ -115,7 +116,7 @@ def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary
                 assert case.stdout_contains in result.stdout, result
             if case.stderr_contains is not None:
                 assert case.stderr_contains in result.stderr, result
-            report = json.loads(json.dumps(result.to_report()))
+            report = json.loads(json.dumps(case_object(result)))
             assert len(report['stdout'].encode()) <= 8192 * 3  # bytes, replaced chars widen
             assert isinstance(report['execTime'], int) and isinstance(report['memoryUsage'], int)
             if case.verdict is Status.TLE:

@@ -21,7 +21,7 @@ from tests.unit.fake_sandbox import (COMPILE, GUARD_SEC, Completions, FakeSandbo
 
 
 def statuses(tasks):
-    return [[case['status'] for case in cases] for cases in tasks]
+    return [[case.status.value for case in cases] for cases in tasks]
 
 
 # A job: compile, then every case, reported in order.
@@ -36,8 +36,7 @@ def test_job_compiles_then_runs_every_case_and_reports_in_order(make_dispatcher)
 
     done, tasks = completions.next()
     assert done is job
-    assert tasks == [[ok_case('a', 0, 0).to_report(),
-                      ok_case('a', 0, 1).to_report()], [ok_case('a', 1, 0).to_report()]]
+    assert tasks == ((ok_case('a', 0, 0), ok_case('a', 0, 1)), (ok_case('a', 1, 0), ))
     assert [c[:3] for c in fake.calls if c[0] in ('compile', 'run')] == [('compile', 'a', COMPILE),
                                                                          ('run', 'a', (0, 0)),
                                                                          ('run', 'a', (0, 1)),
@@ -81,7 +80,7 @@ def test_report_is_in_case_order_whatever_order_cases_finish_in(make_dispatcher)
     fake.let_go('a', (0, 0))
 
     _, tasks = completions.next()
-    assert [case['stdout'] for case in tasks[0]] == ['a:0:0', 'a:0:1', 'a:0:2']
+    assert [case.stdout for case in tasks[0]] == ['a:0:0', 'a:0:1', 'a:0:2']
 
 
 # handle() is atomic.
@@ -307,7 +306,7 @@ def test_failed_compile_fans_out_to_every_case(make_dispatcher, language):
 
     _, tasks = completions.next()
     assert statuses(tasks) == [['CE', 'CE'], ['CE']]
-    assert {case['stderr'] for cases in tasks for case in cases} == {'main:1: error'}
+    assert {case.stderr for cases in tasks for case in cases} == {'main:1: error'}
     assert fake.calls_of('a', 'compile') != []
     assert fake.calls_of('a', 'run') == []
 
@@ -340,7 +339,7 @@ def test_case_failing_in_the_judge_is_je_for_that_case(make_dispatcher, failure)
 
     _, tasks = completions.next()
     assert statuses(tasks) == [['AC', 'JE', 'AC']]
-    assert 'container vanished' not in tasks[0][1]['stderr']
+    assert 'container vanished' not in tasks[0][1].stderr
 
 
 # The concurrency bound.

@@ -7,7 +7,7 @@ from tests.unit.fake_sandbox import (COMPILE, GUARD_SEC, Completions, FakeSandbo
 
 
 def statuses(tasks):
-    return [[case['status'] for case in cases] for cases in tasks]
+    return [[case.status.value for case in cases] for cases in tasks]
 
 
 # The latch.

@@ -1,13 +1,11 @@
-"""Dispatcher parts on their own: job validation, the report body, the context."""
+"""Dispatcher parts on their own: job validation, the generation."""
 import dataclasses
 import pathlib
 
 import pytest
 
-from dispatcher.context import JobContext
-from dispatcher.job import TaskMeta
-from dispatcher.report import build_report
-from dispatcher.validation import check_job
+from dispatcher.generation import Generation
+from dispatcher.job import TaskMeta, check_job
 from sandbox.results import CaseResult, CompileResult, Status
 from tests.unit.fake_sandbox import make_job
 
@@ -49,26 +47,8 @@ def test_a_bad_job_is_refused_with_a_clear_message(bad, says):
         check_job(bad)
 
 
-def test_report_lists_tasks_then_cases_in_order():
-    results = [[CaseResult(Status.AC, stdout='00'),
-                CaseResult(Status.WA, stdout='01')],
-               [CaseResult(Status.TLE, exit_code=-9, exec_time_ms=3000, stdout='10')]]
-    assert build_report(results) == [
-        [results[0][0].to_report(), results[0][1].to_report()],
-        [results[1][0].to_report()],
-    ]
-    assert build_report(results)[1][0] == {
-        'status': 'TLE',
-        'exitCode': -9,
-        'execTime': 3000,
-        'memoryUsage': 0,
-        'stdout': '10',
-        'stderr': '',
-    }
-
-
-def test_each_context_is_its_own_generation():
-    first, second = JobContext(GOOD), JobContext(GOOD)
+def test_each_generation_is_its_own():
+    first, second = Generation(GOOD), Generation(GOOD)
     assert first.key != second.key
     assert first.sandbox_job.source_dir == pathlib.Path('/jobs/good/src')
     assert (first.job_id, first.submission_id) == ('jb_good', 'sub_good')
@@ -77,30 +57,30 @@ def test_each_context_is_its_own_generation():
 
 
 def test_context_is_complete_once_every_case_is_resolved():
-    ctx = JobContext(GOOD)
-    ctx.resolve_case(0, 1, CaseResult(Status.AC))
-    ctx.resolve_case(0, 1, CaseResult(Status.AC))
-    ctx.resolve_case(1, 0, CaseResult(Status.AC))
-    assert not ctx.complete
-    ctx.resolve_case(0, 0, CaseResult(Status.WA))
-    assert ctx.complete
+    gen = Generation(GOOD)
+    gen.resolve_case(0, 1, CaseResult(Status.AC))
+    gen.resolve_case(0, 1, CaseResult(Status.AC))
+    gen.resolve_case(1, 0, CaseResult(Status.AC))
+    assert not gen.complete
+    gen.resolve_case(0, 0, CaseResult(Status.WA))
+    assert gen.complete
 
 
 def test_failed_compile_resolves_every_case_with_its_message():
-    ctx = JobContext(GOOD)
-    ctx.resolve_all_cases(CompileResult(Status.CE, 'boom'))
-    assert ctx.complete
+    gen = Generation(GOOD)
+    gen.resolve_all_cases(CompileResult(Status.CE, 'boom'))
+    assert gen.complete
     assert {(r.status, r.stderr)
-            for cases in ctx.case_results
+            for cases in gen.case_results
             for r in cases} == {(Status.CE, 'boom')}
 
 
 def test_sandbox_release_is_taken_once_and_only_when_nothing_runs():
-    ctx = JobContext(GOOD)
-    assert ctx.take_sandbox_release() is None
-    ctx.running = 1
-    ctx.retire()
-    assert ctx.take_sandbox_release() is None
-    ctx.running = 0
-    assert ctx.take_sandbox_release() == ctx.key
-    assert ctx.take_sandbox_release() is None
+    gen = Generation(GOOD)
+    assert gen.take_sandbox_release() is None
+    gen.running = 1
+    gen.retire()
+    assert gen.take_sandbox_release() is None
+    gen.running = 0
+    assert gen.take_sandbox_release() == gen.key
+    assert gen.take_sandbox_release() is None

@@ -5,7 +5,8 @@ import pytest
 
 from dispatcher.job import Job, TaskMeta
 from runner.drain import POLLER_SHARE_SEC, drain
-from runner.reports import AbortReason, AbortReport
+from runner.backend.outbound import AbortReason
+from runner.reports import AbortReport
 from sandbox.languages import Language
 
 BUDGET = 100.0

@@ -1,7 +1,7 @@
 import threading
 
 from runner.active_jobs import ActiveJobs
-from runner.client import Answer, Outcome
+from runner.backend.client import Answer, Outcome
 from runner.heartbeat import Heartbeat
 
 OK = Answer(Outcome.ACCEPTED, 'HTTP 204')

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from runner.client import TokenRefused
-from runner.prepare import Preparer
-from runner.wire import JobPayload
+from runner.backend.client import TokenRefused
+from runner.prep.prepare import Preparer
+from runner.backend.inbound import JobPayload
 from dispatcher.job import TaskMeta
 from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
 from sandbox.languages import Language
@@ -97,7 +97,7 @@ def test_a_self_test_serves_only_failures_it_began_after(monkeypatch):
 
 
 def test_the_token_check_asks_about_a_problem_that_need_not_exist():
-    from runner.client import TOKEN_PROBE_PROBLEM, BackendClient, UnexpectedStatus
+    from runner.backend.client import TOKEN_PROBE_PROBLEM, BackendClient, UnexpectedStatus
 
     class Channel(BackendClient):
         answer = UnexpectedStatus('GET /problem/0/checksum', 404)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from runner.job_folders import JobFolders
+from runner.prep.job_folders import JobFolders
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def test_a_dead_runners_job_folders_are_removed_and_logged(dirs, caplog):
     dead.mkdir(parents=True)
     legacy = dirs[0] / 'jb_2.4567'  # the layout before runner folders
     legacy.mkdir()
-    with caplog.at_level(logging.INFO, logger='runner.job_folders'):
+    with caplog.at_level(logging.INFO, logger='runner.prep.job_folders'):
         JobFolders(*dirs, instance='new').start()
     assert not dead.parent.exists() and not legacy.exists()
     said = ' '.join(r.getMessage() for r in caplog.records)

@@ -1,12 +1,17 @@
 """Log lines: JSON objects that parse and carry the job's ids; no secrets."""
+import http.server
 import io
 import json
 import logging
+import threading
 
 import pytest
 
-from dispatcher.job_log import about_job
-from runner.logs import configure_logging
+from runner.backend.client import BackendClient, UnexpectedStatus
+from runner.logs import about_job, configure_logging
+
+SIGNATURE = 'sig-secret'
+SANDBOX_TOKEN = 'sandbox-secret'
 
 
 @pytest.fixture
@@ -55,3 +60,37 @@ def test_url_query_strings_never_reach_a_line(captured):
     text = captured.getvalue()
     assert 'SECRET42' not in text and 'SIG' not in text
     assert 'http://h:1/problem/1/checksum?<redacted>' in text
+
+
+def test_no_secret_in_debug_logs_over_real_http(captured):
+    """A real socket, so that urllib3's own DEBUG lines (full URLs) are in play."""
+
+    class Failing(http.server.BaseHTTPRequestHandler):
+
+        def do_GET(self):
+            self.send_response(500)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Failing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        configure_logging('DEBUG', 'text', captured)
+        base = f'http://127.0.0.1:{server.server_address[1]}'
+        real = BackendClient(base, sandbox_token=SANDBOX_TOKEN)
+        with pytest.raises(UnexpectedStatus):
+            real.download_code(f'{base}/code.zip?sig={SIGNATURE}',
+                               max_bytes=10,
+                               deadline_sec=10,
+                               stop=threading.Event())
+        with pytest.raises(UnexpectedStatus):
+            real.testdata_checksum(7)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert SIGNATURE not in captured.getvalue()
+    assert SANDBOX_TOKEN not in captured.getvalue()

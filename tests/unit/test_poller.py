@@ -6,10 +6,11 @@ import pytest
 
 from dispatcher.job import Job, TaskMeta
 from runner.active_jobs import ActiveJobs
-from runner.client import ProtocolError, TransportError, UnexpectedStatus
+from runner.backend.client import ProtocolError, TransportError, UnexpectedStatus
 from runner.poller import Poller
-from runner.reports import AbortReason, AbortReport
-from runner.wire import BadClaim, JobPayload
+from runner.backend.outbound import AbortReason
+from runner.reports import AbortReport
+from runner.backend.inbound import BadClaim, JobPayload
 from sandbox.languages import Language
 from sandbox.sandbox import FaultKind, HostFault
 

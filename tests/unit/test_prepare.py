@@ -10,15 +10,16 @@ import pytest
 import responses
 
 from runner.active_jobs import ActiveJobs
-from runner.client import BackendClient
-from runner.job_folders import JobFolders
-from runner.locks import FileLocks
+from runner.backend.client import BackendClient
+from runner.prep.job_folders import JobFolders
+from runner.prep.locks import FileLocks
 from runner.poller import Poller
-from runner.prepare import MAX_SOURCE_BYTES, Preparer
-from runner.reports import AbortReason, AbortReport
-from runner.testdata import TestdataCache as Cache
-from runner.testdata import TestdataError as CacheError
-from runner.wire import RunnerIdentity, parse_claim
+from runner.prep.prepare import MAX_SOURCE_BYTES, Preparer
+from runner.backend.outbound import AbortReason
+from runner.reports import AbortReport
+from runner.prep.testdata import TestdataCache as Cache
+from runner.prep.testdata import TestdataError as CacheError
+from runner.backend.inbound import RunnerIdentity, parse_claim
 from sandbox.languages import Language
 
 # Some hostile zips carry a name twice on purpose.

@@ -2,9 +2,9 @@ import threading
 
 import pytest
 
-from runner.client import TransportError, Unauthorized, UnexpectedStatus, ProtocolError
+from runner.backend.client import TransportError, Unauthorized, UnexpectedStatus, ProtocolError
 from runner.registration import RegistrationRefused, register
-from runner.wire import Registration, RunnerConfig, RunnerIdentity
+from runner.backend.inbound import Registration, RunnerConfig, RunnerIdentity
 
 REGISTRATION = Registration(RunnerIdentity('rn_1', 'rk_secret'), RunnerConfig())
 

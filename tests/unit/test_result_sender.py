@@ -5,13 +5,16 @@ import threading
 import pytest
 
 from runner.active_jobs import ActiveJobs
-from runner.client import Answer, Outcome
-from runner.reports import AbortReason, AbortReport, CompleteReport
+from runner.backend.client import Answer, Outcome
+from runner.backend.outbound import AbortReason, complete_body
+from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
+from sandbox.results import CaseResult, Status
 
 JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
 JOB_DIR = pathlib.Path('/jobs/jb_1.gen')
-TASKS = [[{'status': 'AC'}]]
+
+TASKS = ((CaseResult(Status.AC), ), )
 
 ANSWERS = {
     '2xx': Answer(Outcome.ACCEPTED, 'HTTP 204'),
@@ -45,9 +48,9 @@ class Rig:
                                    rng=NoJitter(),
                                    workers=workers)
 
-    def complete(self, job_id, tasks):
+    def complete(self, job_id, results, *, body_limit, with_outputs=True):
         self.log.append(('complete', job_id))
-        assert tasks == TASKS
+        assert results == TASKS
         return self.complete_answers.pop(0)
 
     def abort(self, job_id, reason):
@@ -149,7 +152,7 @@ def test_complete_then_rejected_abort_exhausted():
 def test_a_crashing_complete_call_is_retried_and_still_finalized():
     rig = claimed(Rig())
 
-    def crash(job_id, tasks):
+    def crash(job_id, results, **bound):
         rig.log.append(('complete', job_id))
         raise TypeError('not serializable')
 
@@ -352,7 +355,9 @@ class BodyRig(Rig):
         self.bodies = []
         self.sender._body_limit = 4096
 
-    def complete(self, job_id, tasks):
+    def complete(self, job_id, results, *, body_limit, with_outputs=True):
+        # As the client encodes it.
+        tasks = complete_body(results, body_limit, with_outputs)['tasks']
         self.log.append(('complete', job_id))
         self.bodies.append(tasks)
         size = len(json.dumps({'tasks': tasks}))
@@ -360,14 +365,8 @@ class BodyRig(Rig):
 
 
 def _cases(n, output):
-    return [[{
-        'status': 'WA',
-        'exitCode': 0,
-        'execTime': 1,
-        'memoryUsage': 2,
-        'stdout': output,
-        'stderr': output
-    } for _ in range(n)]]
+    return ((CaseResult(Status.WA, exec_time_ms=1, memory_kb=2, stdout=output, stderr=output), ) *
+            n, )
 
 
 def test_complete_is_bounded_before_the_first_attempt():
@@ -400,15 +399,3 @@ def test_a_release_only_abort_finalizes_and_sends_nothing():
     rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR, release_only=True))
     assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1')]
     assert rig.tracker.claims_of('jb_1') == 1
-
-
-def test_a_report_that_cannot_be_fitted_is_still_sent_and_finalized(monkeypatch):
-    import runner.result_sender as result_sender
-
-    def broken(tasks, limit):
-        raise RuntimeError('a bug in the fitting')
-
-    monkeypatch.setattr(result_sender, 'fit_report', broken)
-    rig = claimed(Rig(complete=['2xx']))
-    rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log == [('complete', 'jb_1'), ('remove', JOB_DIR), ('release', 'jb_1')]

@@ -9,16 +9,16 @@ import zipfile
 
 import pytest
 
-import runner.testdata
+import runner.prep.testdata
 
 from dispatcher.job import TaskMeta
-from runner.locks import FileLocks, RedisLocks
+from runner.prep.locks import FileLocks, RedisLocks
 # Aliased: pytest would try to collect names starting with "Test".
-from runner.testdata import LockTimeout
-from runner.testdata import TestdataCache as Cache
-from runner.testdata import TestdataError as CacheError
-from runner.waiting import Interrupted
-from runner.zips import ZipRejected
+from runner.prep.testdata import LockTimeout
+from runner.prep.testdata import TestdataCache as Cache
+from runner.prep.testdata import TestdataError as CacheError
+from runner.backend.http_session import Interrupted
+from runner.prep.zips import ZipRejected
 
 GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
 PROBLEM = 7
@@ -254,7 +254,7 @@ def test_a_crash_mid_extraction_leaves_no_usable_half_cache(tmp_path, monkeypatc
     """A process killed while unpacking, with some files written: the next
     process, asking for the same checksum, must not take what it left."""
     backend = FakeBackend(tmp_path, checksum='v2')
-    real_extract = runner.testdata.extract_testdata
+    real_extract = runner.prep.testdata.extract_testdata
 
     def extract_then_crash(path, dest, limit):
         real_extract(path, dest, limit)
@@ -265,7 +265,7 @@ def test_a_crash_mid_extraction_leaves_no_usable_half_cache(tmp_path, monkeypatc
     doomed = Job(tmp_path, 'doomed')
 
     def crashing_install():
-        monkeypatch.setattr(runner.testdata, 'extract_testdata', extract_then_crash)
+        monkeypatch.setattr(runner.prep.testdata, 'extract_testdata', extract_then_crash)
         cache(tmp_path, backend,
               FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, doomed.testdata, doomed.src,
                                                      threading.Event())

@@ -8,6 +8,7 @@ from sandbox.languages import Language
 from sandbox.protocol import RunResponse
 from sandbox.results import Status
 from sandbox.verdict import Limits, case_result, status_of
+from runner.backend.outbound import case_object
 
 LIMITS = Limits(time_ms=1000, memory_kb=65536, output_bytes=1024)
 OK = RunResponse(exited=True,
@@ -97,6 +98,6 @@ def test_case_result_reports_signal_as_negative_exit_code_and_truncates_text():
     assert result.exit_code == -11
     assert result.stdout == '\ufffd' * 10
     assert result.stderr == 'x' * 10
-    report = result.to_report()
+    report = case_object(result)
     assert set(report) == {'status', 'exitCode', 'execTime', 'memoryUsage', 'stdout', 'stderr'}
     assert report['execTime'] == 10 and report['memoryUsage'] == 2048

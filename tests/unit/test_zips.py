@@ -5,7 +5,7 @@ import zipfile
 
 import pytest
 
-from runner.zips import ZipRejected, extract_source, extract_testdata
+from runner.prep.zips import ZipRejected, extract_source, extract_testdata
 from sandbox.languages import Language
 
 # Two of the hostile zips carry a name twice on purpose.

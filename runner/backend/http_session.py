@@ -18,6 +18,10 @@ import urllib3.connection
 import urllib3.connectionpool
 
 
+class Interrupted(Exception):
+    """Stop was requested while waiting for a lock or a download."""
+
+
 class Interrupter:
 
     def __init__(self):

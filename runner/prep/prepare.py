@@ -3,11 +3,11 @@ import logging
 import threading
 
 from dispatcher.job import Job
-from runner.client import BackendClient, TokenRefused
-from runner.job_folders import JobFolders
-from runner.testdata import TestdataCache
-from runner.wire import JobPayload
-from runner.zips import extract_source
+from runner.backend.client import BackendClient, TokenRefused
+from runner.prep.job_folders import JobFolders
+from runner.prep.testdata import TestdataCache
+from runner.backend.inbound import JobPayload
+from runner.prep.zips import extract_source
 from sandbox.sandbox import FaultKind, HostFault, disk_fault
 
 log = logging.getLogger(__name__)

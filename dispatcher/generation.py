@@ -1,20 +1,22 @@
-"""One claim generation of a job: everything the dispatcher knows about it."""
+"""One claim generation of a job, and the steps the dispatcher queues for it.
+
+A generation is everything the dispatcher knows about one claim of a job; a
+step (its compile, or one of its cases) is an entry of the dispatcher's queue.
+"""
+import dataclasses
 import uuid
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional, Tuple, Union
 
 from dispatcher.job import Job
 from sandbox.job import SandboxJob
 from sandbox.results import CaseResult, CompileResult
 
-if TYPE_CHECKING:
-    from dispatcher.tasks import CaseTask
 
-
-class JobContext:
+class Generation:
     """The state of one generation, created by `Dispatcher.handle` and carried by
-    every queue entry of that generation.
+    every step of that generation.
 
-    Identity is the generation token: the dispatcher compares contexts with `is`,
+    Identity is the generation token: the dispatcher compares generations with `is`,
     never by `job_id`, so a stale entry can never read or write a newer
     generation's state. Because the compile result, the case results and the
     started flag live here and nowhere else, a new generation starts clean.
@@ -36,7 +38,7 @@ class JobContext:
         self._unresolved = sum(meta.case_count for meta in job.tasks)
         # Case entries dequeued before the compile result existed; they go back
         # on the queue when it succeeds, so no worker blocks while waiting.
-        self.parked: List['CaseTask'] = []
+        self.parked: List['CaseStep'] = []
         self.running = 0
         self.retired = False
         # Retired because a newer generation of the same job_id took its place.
@@ -72,6 +74,11 @@ class JobContext:
                 self.resolve_case(task, case, failed)
         self.parked.clear()
 
+    def results(self) -> Tuple[Tuple[CaseResult, ...], ...]:
+        """Every case's result, in index order (the generation is complete)."""
+        assert self.complete
+        return tuple(tuple(cases) for cases in self.case_results)
+
     def retire(self) -> None:
         """The generation is done with (completed, superseded or drained)."""
         self.retired = True
@@ -87,5 +94,21 @@ class JobContext:
         return None
 
     def __repr__(self) -> str:
-        return (f'JobContext(job_id={self.job_id!r}, submission_id={self.submission_id!r}, '
+        return (f'Generation(job_id={self.job_id!r}, submission_id={self.submission_id!r}, '
                 f'key={self.key!r}, started={self.started})')
+
+
+# eq=False: steps compare by identity, like the generation they carry.
+@dataclasses.dataclass(frozen=True, eq=False)
+class CompileStep:
+    generation: Generation
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CaseStep:
+    generation: Generation
+    task: int
+    case: int
+
+
+Step = Union[CompileStep, CaseStep]

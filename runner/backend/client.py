@@ -19,16 +19,17 @@ import socket
 import ssl
 import threading
 import time
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import requests
 import urllib3.exceptions
 
-from runner.http_session import Interrupter
-from runner.reports import AbortReason
-from runner.waiting import Interrupted
-from runner.wire import (BadClaim, Claim, Registration, RunnerIdentity, WireError, job_id_in_prefix,
-                         parse_checksum, parse_claim, parse_registration, redact_url)
+from runner.backend.http_session import Interrupted, Interrupter
+from runner.backend.outbound import (AbortReason, Results, abort_body, complete_body,
+                                     heartbeat_body, register_body)
+from runner.backend.inbound import (BadClaim, Claim, Registration, RunnerIdentity, WireError,
+                                    job_id_in_prefix, parse_checksum, parse_claim,
+                                    parse_registration, redact_url)
 
 log = logging.getLogger(__name__)
 
@@ -138,9 +139,6 @@ class BackendClient:
         self._clock = clock
         self._local = threading.local()
         self._interrupter = Interrupter()
-        # urllib3 logs full request URLs (query strings included), even in
-        # some warnings (a malformed header names the URL).
-        logging.getLogger('urllib3').setLevel(logging.ERROR)
 
     def __repr__(self) -> str:
         runner = self._identity.runner_id if self._identity else None
@@ -165,17 +163,15 @@ class BackendClient:
                            '/runners/register',
                            what,
                            auth=False,
-                           json_body={
-                               'registration_token': registration_token,
-                               'name': name
-                           }) as response:
+                           json_body=register_body(registration_token, name)) as response:
             self._expect(response, (200, 201), what)
             return self._parse(parse_registration, self._read_json(response, what), what)
 
     def heartbeat(self, job_ids: Sequence[str]) -> Answer:
         path = f'/runners/{self._runner_id()}/heartbeat'
         return self._report('POST',
-                            path, {'active_job_ids': list(job_ids)},
+                            path,
+                            heartbeat_body(job_ids),
                             _HEARTBEAT_OUTCOMES,
                             read_timeout=HEARTBEAT_READ_TIMEOUT_SEC)
 
@@ -202,13 +198,21 @@ class BackendClient:
                 return BadClaim(job_id, f'the job payload is over the {MAX_JSON_BYTES} byte limit')
             return self._parse(parse_claim, self._decode_json(body, what), what)
 
-    def complete(self, job_id: str, tasks: List[List[dict]]) -> Answer:
+    def complete(self,
+                 job_id: str,
+                 results: Results,
+                 *,
+                 body_limit: int,
+                 with_outputs: bool = True) -> Answer:
+        """The body is at most `body_limit` bytes (outputs shortened), or has
+        every output empty."""
         path = f'/runners/{self._runner_id()}/jobs/{job_id}/complete'
-        return self._report('PUT', path, {'tasks': tasks}, _REPORT_OUTCOMES)
+        return self._report('PUT', path, complete_body(results, body_limit, with_outputs),
+                            _REPORT_OUTCOMES)
 
     def abort(self, job_id: str, reason: AbortReason) -> Answer:
         path = f'/runners/{self._runner_id()}/jobs/{job_id}/abort'
-        return self._report('PUT', path, {'reason': AbortReason(reason).value}, _REPORT_OUTCOMES)
+        return self._report('PUT', path, abort_body(reason), _REPORT_OUTCOMES)
 
     # -- testdata and code -------------------------------------------------
 

@@ -1,19 +1,71 @@
-"""The `tasks` part of the `complete` body (protocol §4), and its size bound."""
+"""What the runner sends the backend, encoded at the boundary (protocol §2, §4).
+
+Inside the runner results are typed (`CaseResult`, `AbortReason`); the
+backend's JSON keys (camelCase `execTime`, `memoryUsage`, ...) are written
+here and nowhere else, as the bodies the client sends.
+"""
+import enum
 import json
+import logging
 from typing import List, Sequence
 
 from sandbox.results import CaseResult
 
+log = logging.getLogger(__name__)
+
+# A grid of results: a sequence per task of a sequence per case, in index order.
+Results = Sequence[Sequence[CaseResult]]
+
 _OUTPUTS = ('stdout', 'stderr')
 
 
-def build_report(case_results: Sequence[Sequence[CaseResult]]) -> List[List[dict]]:
-    """A list per task of a list per case, both in index order (never in the
-    order the cases happened to finish)."""
-    return [[case.to_report() for case in cases] for cases in case_results]
+class AbortReason(str, enum.Enum):
+    # Returned by a shutdown: does not count against the job's attempts.
+    DRAIN = 'drain'
+    # The job could not be prepared or dispatched: counts.
+    PREP_FAILED = 'prep_failed'
+    # The backend refused our complete body (400): counts.
+    REJECTED = 'rejected'
 
 
-def fit_report(tasks: List[List[dict]], body_limit: int) -> List[List[dict]]:
+def register_body(registration_token: str, name: str) -> dict:
+    return {'registration_token': registration_token, 'name': name}
+
+
+def heartbeat_body(job_ids: Sequence[str]) -> dict:
+    return {'active_job_ids': list(job_ids)}
+
+
+def abort_body(reason: AbortReason) -> dict:
+    return {'reason': AbortReason(reason).value}
+
+
+def case_object(result: CaseResult) -> dict:
+    """One case of the `complete` body."""
+    return {
+        'status': result.status.value,
+        'exitCode': result.exit_code,
+        'execTime': result.exec_time_ms,
+        'memoryUsage': result.memory_kb,
+        'stdout': result.stdout,
+        'stderr': result.stderr,
+    }
+
+
+def complete_body(results: Results, body_limit: int, with_outputs: bool = True) -> dict:
+    """The `complete` body: at most `body_limit` bytes once encoded (outputs
+    shortened, verdicts kept), or with every output empty."""
+    tasks = [[case_object(case) for case in cases] for cases in results]
+    if not with_outputs:
+        return {'tasks': without_outputs(tasks)}
+    try:
+        return {'tasks': fit_tasks(tasks, body_limit)}
+    except Exception:  # never a claim left held for a bug in the fitting
+        log.exception('could not fit a result to REPORT_BODY_LIMIT; sending it whole')
+        return {'tasks': tasks}
+
+
+def fit_tasks(tasks: List[List[dict]], body_limit: int) -> List[List[dict]]:
     """The same report with its outputs shortened, fairly across cases, until
     the JSON-encoded `complete` body is at most `body_limit` bytes (common
     proxies refuse bodies over 1 MiB; control bytes grow sixfold once
