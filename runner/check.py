@@ -94,7 +94,6 @@ def _folder(setting: str, path: pathlib.Path) -> Check:
 
 
 def _docker_checks(settings: Settings, folders_ok: bool):
-    from runner.daemon import sandbox_settings  # the sandbox exactly as the daemon makes it
     yield Waiting(f'waiting for the Docker engine at {settings.docker_url} '
                   f'(up to {ENGINE_TIMEOUT_SEC} s)')
     try:
@@ -120,7 +119,8 @@ def _docker_checks(settings: Settings, folders_ok: bool):
     if not (images_ok and folders_ok):
         return
     # A root of its own: the check never touches a running runner's sandboxes.
-    config = dataclasses.replace(sandbox_settings(settings),
+    # The sandbox exactly as the daemon makes it, but for its root.
+    config = dataclasses.replace(settings.sandbox_settings(),
                                  root=settings.data_dir / 'sandbox-check',
                                  spares_per_image=0,
                                  max_containers=2)

@@ -9,9 +9,9 @@ import pathlib
 import socket
 import urllib.parse
 import uuid
-from typing import Callable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Dict, Mapping, Optional, Union
 
-T = TypeVar('T')
+from sandbox.docker_sandbox import MiB, SandboxSettings
 
 MAX_SECONDS = 86400  # a day: beyond, waits would overflow the platform's timeout
 DEFAULT_DOCKER_URL = 'unix:///var/run/docker.sock'
@@ -30,157 +30,42 @@ class ConfigError(ValueError):
     """A setting is missing or invalid; the message names the setting."""
 
 
-# Every setting: name, default (as written in the environment; None when there
-# is none) and meaning. The single source of the defaults and of `--help`.
-VARIABLES = (
-    ('BACKEND_URL', 'http://web:8080', 'backend base URL (http or https)'),
-    ('RUNNER_REGISTRATION_TOKEN', None, 'shared secret for registration (required)'),
-    ('RUNNER_NAME', None, 'display name (default: the hostname)'),
-    ('SANDBOX_TOKEN', None, 'token of the testdata channel'),
-    ('REDIS_URL', None, 'Redis for the cross-process testdata lock (default: a file lock)'),
-    ('MAX_CONTAINER_NUMBER', '8', 'concurrent sandboxes'),
-    ('DRAIN_TIMEOUT_SEC', '540', 'shutdown budget, seconds'),
-    ('DATA_DIR', './data', 'parent of the three folders below'),
-    ('TESTDATA_ROOT', None, 'testdata cache (default: DATA_DIR/testdata)'),
-    ('SUBMISSION_DIR', None, 'job folders (default: DATA_DIR/submissions)'),
-    ('SUBMISSION_BACKUP_DIR', None, 'job folders of failed reports (default: DATA_DIR/backup)'),
-    ('DOCKER_URL', None, 'Docker engine (default: DOCKER_HOST, else unix:///var/run/docker.sock)'),
-    ('SANDBOX_IMAGE_CPP', 'oj-sandbox-cpp:latest', 'sandbox image for C and C++'),
-    ('SANDBOX_IMAGE_PYTHON', 'oj-sandbox-python:latest', 'sandbox image for Python 3'),
-    ('SANDBOX_MEMORY_MB', '1536',
-     'memory of one sandbox container, MiB (above the largest memoryLimit and the 1 GiB '
-     'compile bound)'),
-    ('LONG_POLL_SEC', '25', 'wait asked of next-job, seconds; 0 turns long-poll off'),
-    ('OUTPUT_LIMIT', str(32 * 1024 * 1024), 'bytes per stream a program may write (OLE above)'),
-    ('REPORT_OUTPUT_LIMIT', '8192', 'bytes per stream reported to the backend'),
-    ('REPORT_BODY_LIMIT', str(512 * 1024),
-     'bytes of a whole complete body; outputs are shortened to fit (proxies often stop at 1 MiB)'),
-    ('LOG_LEVEL', 'INFO', 'DEBUG, INFO, WARNING, ERROR or CRITICAL'),
-    ('LOG_FORMAT', 'text', 'text, or json for one object per line'),
-    ('METRICS_PORT', None, 'serve Prometheus metrics on this port when set'),
-)
-_DEFAULTS = {name: default for name, default, _ in VARIABLES}
-SETTINGS_HELP = '\n'.join(f'  {name:<26} {meaning}' +
-                          (f' [{default}]' if default is not None else '')
-                          for name, default, meaning in VARIABLES)
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One environment variable: the single place it is declared.
+
+    `default` is written as in the environment (None: unset), or computed
+    from the settings read before it (`Defaults`). A `secret` is never
+    echoed and shows only as set or unset; `echo=False` keeps a value that
+    may carry a credential (a URL) out of error messages.
+    """
+    variable: str
+    default: Union[None, str, Callable[['Defaults'], Optional[str]]]
+    parse: Callable[[str], Any]
+    help: str
+    secret: bool = False
+    echo: bool = True
+    required: bool = False
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
-class Settings:
-    backend_url: str
-    registration_token: str
-    runner_name: str
-    sandbox_token: str
-    redis_url: Optional[str]
-    max_container_number: int
-    drain_timeout_sec: float
-    data_dir: pathlib.Path
-    testdata_root: pathlib.Path
-    submission_dir: pathlib.Path
-    submission_backup_dir: pathlib.Path
-    docker_url: str
-    long_poll_sec: float
-    output_limit: int
-    report_output_limit: int
-    report_body_limit: int
-    log_level: str
-    log_format: str
-    metrics_port: Optional[int]
-    sandbox_image_cpp: str
-    sandbox_image_python: str
-    sandbox_memory_mb: int
-
-    @classmethod
-    def from_env(cls,
-                 environ: Mapping[str, str],
-                 hostname: Optional[Callable[[], str]] = None) -> 'Settings':
-        env = _Env(environ)
-        data_dir = pathlib.Path(env.text('DATA_DIR', _DEFAULTS['DATA_DIR']))
-        return cls(
-            backend_url=env.parse('BACKEND_URL', _DEFAULTS['BACKEND_URL'], _backend_url,
-                                  echo=False),
-            registration_token=env.secret('RUNNER_REGISTRATION_TOKEN', required=True),
-            runner_name=env.parse('RUNNER_NAME', (hostname or socket.gethostname)(),
-                                  _runner_name,
-                                  echo=False),
-            sandbox_token=env.secret('SANDBOX_TOKEN', required=False),
-            redis_url=env.parse('REDIS_URL', None, _redis_url, echo=False),
-            max_container_number=env.parse('MAX_CONTAINER_NUMBER',
-                                           _DEFAULTS['MAX_CONTAINER_NUMBER'],
-                                           _bounded_int(1, MAX_CONTAINERS)),
-            drain_timeout_sec=env.parse('DRAIN_TIMEOUT_SEC', _DEFAULTS['DRAIN_TIMEOUT_SEC'],
-                                        _positive_seconds),
-            data_dir=data_dir,
-            testdata_root=pathlib.Path(env.text('TESTDATA_ROOT', str(data_dir / 'testdata'))),
-            submission_dir=pathlib.Path(env.text('SUBMISSION_DIR', str(data_dir / 'submissions'))),
-            submission_backup_dir=pathlib.Path(
-                env.text('SUBMISSION_BACKUP_DIR', str(data_dir / 'backup'))),
-            docker_url=env.parse('DOCKER_URL',
-                                 env.text('DOCKER_HOST', DEFAULT_DOCKER_URL),
-                                 _docker_url,
-                                 echo=False),
-            long_poll_sec=env.parse('LONG_POLL_SEC', _DEFAULTS['LONG_POLL_SEC'],
-                                    _non_negative_seconds),
-            output_limit=env.parse('OUTPUT_LIMIT', _DEFAULTS['OUTPUT_LIMIT'],
-                                   _bounded_int(1, MAX_OUTPUT_BYTES)),
-            report_output_limit=env.parse('REPORT_OUTPUT_LIMIT', _DEFAULTS['REPORT_OUTPUT_LIMIT'],
-                                          _positive_int),
-            report_body_limit=env.parse('REPORT_BODY_LIMIT', _DEFAULTS['REPORT_BODY_LIMIT'],
-                                        _bounded_int(MIN_REPORT_BODY_BYTES, 1 << 30)),
-            log_level=env.parse('LOG_LEVEL', _DEFAULTS['LOG_LEVEL'], _log_level),
-            log_format=env.parse('LOG_FORMAT', _DEFAULTS['LOG_FORMAT'], _log_format),
-            metrics_port=env.parse('METRICS_PORT', None, _port),
-            sandbox_image_cpp=env.text('SANDBOX_IMAGE_CPP', _DEFAULTS['SANDBOX_IMAGE_CPP']),
-            sandbox_image_python=env.text('SANDBOX_IMAGE_PYTHON',
-                                          _DEFAULTS['SANDBOX_IMAGE_PYTHON']),
-            sandbox_memory_mb=env.parse('SANDBOX_MEMORY_MB', _DEFAULTS['SANDBOX_MEMORY_MB'],
-                                        _positive_int),
-        )
-
-    def __repr__(self) -> str:
-        shown = []
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if field.name in _SECRET_FIELDS:
-                shown.append(f'{field.name}={"<set>" if value else "<unset>"}')
-            else:
-                shown.append(f'{field.name}={value!r}')
-        return f'Settings({", ".join(shown)})'
+@dataclasses.dataclass(frozen=True)
+class Defaults:
+    """What a computed default may look at."""
+    earlier: Mapping[str, Any]  # the fields read so far, by field name
+    environ: Mapping[str, str]
+    hostname: Callable[[], str]
 
 
-_SECRET_FIELDS = frozenset({'registration_token', 'sandbox_token', 'redis_url'})
+def _setting(variable: str, default, parse: Callable[[str], Any], help: str, **flags):
+    return dataclasses.field(metadata={'setting': Setting(variable, default, parse, help, **flags)})
 
 
-class _Env:
-    """Reads one variable at a time; every error names the variable."""
+def _text(raw: str) -> str:
+    return raw
 
-    def __init__(self, environ: Mapping[str, str]):
-        self._environ = environ
 
-    def text(self, name: str, default: Optional[str]) -> Optional[str]:
-        value = self._environ.get(name, '').strip()
-        return value if value else default
-
-    def parse(self,
-              name: str,
-              default: Optional[str],
-              parse: Callable[[str], T],
-              echo: bool = True) -> Optional[T]:
-        """`echo=False` for values that may carry a credential (URLs)."""
-        raw = self.text(name, default)
-        if raw is None:
-            return None
-        try:
-            return parse(raw)
-        except ValueError as exc:
-            shown = f' (got {raw[:80]!r})' if echo else ''
-            raise ConfigError(f'{name}: {exc}{shown}') from None
-
-    def secret(self, name: str, required: bool) -> str:
-        value = self.text(name, None)
-        if value is None and required:
-            raise ConfigError(f'{name} is required and must not be empty')
-        return value or ''
+def _below_data_dir(name: str) -> Callable[[Defaults], str]:
+    return lambda d: str(d.earlier['data_dir'] / name)
 
 
 def _bounded_int(low: int, high: int) -> Callable[[str], int]:
@@ -312,3 +197,135 @@ def _log_format(raw: str) -> str:
     if value not in LOG_FORMATS:
         raise ValueError(f'must be one of {", ".join(LOG_FORMATS)}')
     return value
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Settings:
+    """Every setting, in `--help` order; each field declares its variable."""
+    backend_url: str = _setting('BACKEND_URL',
+                                'http://web:8080',
+                                _backend_url,
+                                'backend base URL (http or https)',
+                                echo=False)
+    registration_token: str = _setting('RUNNER_REGISTRATION_TOKEN',
+                                       None,
+                                       _text,
+                                       'shared secret for registration (required)',
+                                       secret=True,
+                                       required=True)
+    runner_name: str = _setting('RUNNER_NAME',
+                                lambda d: d.hostname(),
+                                _runner_name,
+                                'display name (default: the hostname)',
+                                echo=False)
+    sandbox_token: str = _setting('SANDBOX_TOKEN',
+                                  None,
+                                  _text,
+                                  'token of the testdata channel',
+                                  secret=True)
+    redis_url: Optional[str] = _setting(
+        'REDIS_URL',
+        None,
+        _redis_url,
+        'Redis for the cross-process testdata lock (default: a file lock)',
+        secret=True)  # it may hold a password
+    max_container_number: int = _setting('MAX_CONTAINER_NUMBER',
+                                         str(SandboxSettings.max_containers),
+                                         _bounded_int(1, MAX_CONTAINERS), 'concurrent sandboxes')
+    drain_timeout_sec: float = _setting('DRAIN_TIMEOUT_SEC', '540', _positive_seconds,
+                                        'shutdown budget, seconds')
+    data_dir: pathlib.Path = _setting('DATA_DIR', './data', pathlib.Path,
+                                      'parent of the three folders below')
+    testdata_root: pathlib.Path = _setting('TESTDATA_ROOT', _below_data_dir('testdata'),
+                                           pathlib.Path,
+                                           'testdata cache (default: DATA_DIR/testdata)')
+    submission_dir: pathlib.Path = _setting('SUBMISSION_DIR', _below_data_dir('submissions'),
+                                            pathlib.Path,
+                                            'job folders (default: DATA_DIR/submissions)')
+    submission_backup_dir: pathlib.Path = _setting(
+        'SUBMISSION_BACKUP_DIR', _below_data_dir('backup'), pathlib.Path,
+        'job folders of failed reports (default: DATA_DIR/backup)')
+    docker_url: str = _setting(
+        'DOCKER_URL',
+        lambda d: d.environ.get('DOCKER_HOST', '').strip() or DEFAULT_DOCKER_URL,
+        _docker_url,
+        f'Docker engine (default: DOCKER_HOST, else {DEFAULT_DOCKER_URL})',
+        echo=False)
+    sandbox_image_cpp: str = _setting('SANDBOX_IMAGE_CPP', SandboxSettings.cpp_image, _text,
+                                      'sandbox image for C and C++')
+    sandbox_image_python: str = _setting('SANDBOX_IMAGE_PYTHON', SandboxSettings.python_image,
+                                         _text, 'sandbox image for Python 3')
+    sandbox_memory_mb: int = _setting(
+        'SANDBOX_MEMORY_MB', str(SandboxSettings.container_memory_bytes // MiB), _positive_int,
+        'memory of one sandbox container, MiB (above the largest memoryLimit and the 1 GiB '
+        'compile bound)')
+    long_poll_sec: float = _setting('LONG_POLL_SEC', '25', _non_negative_seconds,
+                                    'wait asked of next-job, seconds; 0 turns long-poll off')
+    output_limit: int = _setting('OUTPUT_LIMIT', str(SandboxSettings.output_limit),
+                                 _bounded_int(1, MAX_OUTPUT_BYTES),
+                                 'bytes per stream a program may write (OLE above)')
+    report_output_limit: int = _setting('REPORT_OUTPUT_LIMIT', str(SandboxSettings.report_limit),
+                                        _positive_int, 'bytes per stream reported to the backend')
+    report_body_limit: int = _setting(
+        'REPORT_BODY_LIMIT', str(512 * 1024), _bounded_int(MIN_REPORT_BODY_BYTES, 1 << 30),
+        'bytes of a whole complete body; outputs are shortened to fit (proxies often stop at '
+        '1 MiB)')
+    log_level: str = _setting('LOG_LEVEL', 'INFO', _log_level,
+                              'DEBUG, INFO, WARNING, ERROR or CRITICAL')
+    log_format: str = _setting('LOG_FORMAT', 'text', _log_format,
+                               'text, or json for one object per line')
+    metrics_port: Optional[int] = _setting('METRICS_PORT', None, _port,
+                                           'serve Prometheus metrics on this port when set')
+
+    @classmethod
+    def from_env(cls,
+                 environ: Mapping[str, str],
+                 hostname: Optional[Callable[[], str]] = None) -> 'Settings':
+        values: Dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            values[field.name] = _read(field.metadata['setting'], environ,
+                                       Defaults(values, environ, hostname or socket.gethostname))
+        return cls(**values)
+
+    def sandbox_settings(self) -> SandboxSettings:
+        """The sandbox these settings describe (the daemon's, and --check's)."""
+        return SandboxSettings(root=self.data_dir / 'sandbox',
+                               max_containers=self.max_container_number,
+                               output_limit=self.output_limit,
+                               report_limit=self.report_output_limit,
+                               docker_url=self.docker_url,
+                               cpp_image=self.sandbox_image_cpp,
+                               python_image=self.sandbox_image_python,
+                               container_memory_bytes=self.sandbox_memory_mb * MiB)
+
+    def __repr__(self) -> str:
+        shown = []
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.metadata['setting'].secret:
+                shown.append(f'{field.name}={"<set>" if value else "<unset>"}')
+            else:
+                shown.append(f'{field.name}={value!r}')
+        return f'Settings({", ".join(shown)})'
+
+
+SETTINGS = tuple(field.metadata['setting'] for field in dataclasses.fields(Settings))
+SETTINGS_HELP = '\n'.join(f'  {s.variable:<26} {s.help}' +
+                          (f' [{s.default}]' if isinstance(s.default, str) else '')
+                          for s in SETTINGS)
+
+
+def _read(setting: Setting, environ: Mapping[str, str], defaults: Defaults) -> Any:
+    """One variable, parsed; every error names it and never shows a secret."""
+    raw = environ.get(setting.variable, '').strip() or None
+    if raw is None:
+        if setting.required:
+            raise ConfigError(f'{setting.variable} is required and must not be empty')
+        raw = setting.default(defaults) if callable(setting.default) else setting.default
+        if raw is None:
+            return '' if setting.secret and setting.parse is _text else None
+    try:
+        return setting.parse(raw)
+    except ValueError as exc:
+        shown = f' (got {raw[:80]!r})' if setting.echo and not setting.secret else ''
+        raise ConfigError(f'{setting.variable}: {exc}{shown}') from None

@@ -28,8 +28,7 @@ from runner.backend.outbound import AbortReason
 from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
 from runner.prep.testdata import TestdataCache
-from sandbox.docker_sandbox import (COMPILE_MEMORY_KB, MiB, DockerSandbox, ImageMismatch,
-                                    SandboxSettings)
+from sandbox.docker_sandbox import COMPILE_MEMORY_KB, MiB, DockerSandbox, ImageMismatch
 from sandbox.languages import Language
 
 log = logging.getLogger(__name__)
@@ -41,19 +40,8 @@ class StartupError(Exception):
     """The host cannot judge (Docker engine unreachable, an image missing)."""
 
 
-def sandbox_settings(settings: Settings) -> SandboxSettings:
-    return SandboxSettings(root=settings.data_dir / 'sandbox',
-                           max_containers=settings.max_container_number,
-                           output_limit=settings.output_limit,
-                           report_limit=settings.report_output_limit,
-                           docker_url=settings.docker_url,
-                           cpp_image=settings.sandbox_image_cpp,
-                           python_image=settings.sandbox_image_python,
-                           container_memory_bytes=settings.sandbox_memory_mb * 1024 * 1024)
-
-
 def start_sandbox(settings: Settings) -> DockerSandbox:
-    config = sandbox_settings(settings)
+    config = settings.sandbox_settings()
     need = COMPILE_MEMORY_KB * 1024 + config.headroom_bytes
     if config.container_memory_bytes < need:
         # A compile could run out of memory: CE for the host's fault.

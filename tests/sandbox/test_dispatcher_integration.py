@@ -54,7 +54,7 @@ def test_two_task_c_job(sandbox, tmp_path):
         dispatcher.stop()
         dispatcher.join(30)
     assert finished is job
-    assert [[case['status'] for case in task] for task in tasks] == [['AC', 'WA'],
-                                                                     ['TLE', 'RE', 'AC']]
-    assert tasks[0][0]['stdout'] == '3\n' and tasks[1][1]['exitCode'] == 1
-    assert all(isinstance(c['execTime'], int) and c['memoryUsage'] > 0 for t in tasks for c in t)
+    assert [[case.status.value for case in task] for task in tasks] == [['AC', 'WA'],
+                                                                        ['TLE', 'RE', 'AC']]
+    assert tasks[0][0].stdout == '3\n' and tasks[1][1].exit_code == 1
+    assert all(isinstance(c.exec_time_ms, int) and c.memory_kb > 0 for t in tasks for c in t)
