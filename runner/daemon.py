@@ -1,5 +1,6 @@
 """The daemon's life: start the sandbox, register, run the threads, then
 drain on a stop signal or exit at once when the backend forgets the runner."""
+import dataclasses
 import logging
 import os
 import threading
@@ -23,6 +24,7 @@ from runner.prep.job_folders import JobFolders
 from runner.prep.locks import make_locks
 from runner.poller import Poller
 from runner.prep.prepare import Preparer
+from runner.backend.inbound import Registration
 from runner.registration import RegistrationRefused, register
 from runner.backend.outbound import AbortReason
 from runner.reports import AbortReport, CompleteReport
@@ -84,6 +86,22 @@ def host_problem(sandbox: DockerSandbox, settings: Settings) -> Optional[str]:
     return None
 
 
+@dataclasses.dataclass
+class _Parts:
+    """The running runner: its claims and its thread-owning parts."""
+    tracker: ActiveJobs
+    folders: JobFolders
+    dispatcher: Dispatcher
+    sender: ResultSender
+    poller: Poller
+    heartbeat: Heartbeat
+    health: HostHealth
+
+    def start(self) -> None:
+        for part in (self.dispatcher, self.sender, self.poller, self.heartbeat, self.health):
+            part.start()
+
+
 class Daemon:
 
     def __init__(self, settings: Settings, stop: threading.Event):
@@ -100,7 +118,20 @@ class Daemon:
         sandbox = start_sandbox(self._settings)
         log.info('sandbox folder: %s', sandbox.home)
         try:
-            return self._serve(sandbox)
+            self._serve_metrics()
+            try:
+                registration = self._register()
+            except RegistrationRefused:
+                log.error('the backend refused the registration token (401)')
+                return ExitCode.IDENTITY_REFUSED
+            if registration is None:
+                return ExitCode.OK  # stopped during registration
+            parts = self._build(sandbox, registration)
+            parts.start()
+            log.info('running: up to %d jobs at once, %d sandboxes',
+                     registration.config.max_concurrent_jobs, self._settings.max_container_number)
+            self._stop.wait()
+            return self._drain(parts)
         finally:
             sandbox.stop()
             sandbox.join(SANDBOX_STOP_SEC)
@@ -114,28 +145,32 @@ class Daemon:
                 if self._folders is not None:
                     self._folders.close()
 
-    def _serve(self, sandbox: DockerSandbox) -> int:
+    def _serve_metrics(self) -> None:
+        port = self._settings.metrics_port
+        if port is None:
+            return
+        try:
+            metrics.serve(port)
+        except OSError as exc:
+            raise StartupError(f'METRICS_PORT {port}: cannot listen ({exc})') from None
+        log.info('serving metrics on port %d', port)
+
+    def _register(self) -> Optional[Registration]:
+        """None when a stop came first (even while the request was out)."""
         s = self._settings
-        if s.metrics_port is not None:
-            try:
-                metrics.serve(s.metrics_port)
-            except OSError as exc:
-                raise StartupError(
-                    f'METRICS_PORT {s.metrics_port}: cannot listen ({exc})') from None
-            log.info('serving metrics on port %d', s.metrics_port)
         client = BackendClient(s.backend_url, sandbox_token=s.sandbox_token)
         log.info('registering with %s as %r', s.backend_url, s.runner_name)
-        try:
-            registration = register(client, s.registration_token, s.runner_name, self._stop)
-        except RegistrationRefused:
-            log.error('the backend refused the registration token (401)')
-            return ExitCode.IDENTITY_REFUSED
+        registration = register(client, s.registration_token, s.runner_name, self._stop)
         if registration is None or self._stop.is_set():
-            # Stopped during registration (even while its request was out).
-            return ExitCode.OK
-        client = client.with_identity(registration.identity)
-        config = registration.config
+            return None
+        return registration
 
+    def _build(self, sandbox: DockerSandbox, registration: Registration) -> _Parts:
+        s = self._settings
+        config = registration.config
+        client = BackendClient(s.backend_url,
+                               sandbox_token=s.sandbox_token,
+                               identity=registration.identity)
         # The poller's own connections: stopping it cuts its long poll and
         # downloads short without touching the heartbeat's or the sender's.
         poller_client = client.with_identity(registration.identity)
@@ -147,6 +182,7 @@ class Daemon:
         })
         metrics.LIVE_CLAIMS.set_function(lambda: len(tracker))
         metrics.SANDBOXES_MAX.set(s.max_container_number)
+        metrics.SANDBOX_CONTAINERS.set_function(sandbox.containers_alive)
         folders = self._folders = JobFolders(s.submission_dir, s.submission_backup_dir,
                                              sandbox.home.name)
         folders.start()
@@ -194,27 +230,25 @@ class Daemon:
                         health=health)
         heartbeat = Heartbeat(client, tracker, config.heartbeat_interval_sec,
                               self._on_identity_lost)
-        for part in (dispatcher, sender, poller, heartbeat, health):
-            part.start()
-        log.info('running: up to %d jobs at once, %d sandboxes', config.max_concurrent_jobs,
-                 s.max_container_number)
+        return _Parts(tracker, folders, dispatcher, sender, poller, heartbeat, health)
 
-        self._stop.wait()
+    def _drain(self, parts: _Parts) -> int:
+        """After the stop: drain, unless the identity was lost (then exit at once)."""
         with self._lock:
             if self._identity_lost.is_set():
                 log.error(
                     'the backend refused this runner\'s identity twice: exiting without a '
-                    'drain; %d claim(s) return to the queue at lease expiry', len(tracker))
+                    'drain; %d claim(s) return to the queue at lease expiry', len(parts.tracker))
                 return ExitCode.IDENTITY_REFUSED
             self._draining = True
         started = time.monotonic()
-        health.stop()  # no more probing: the drain decides from here
-        outcome = drain(dispatcher=dispatcher,
-                        poller=poller,
-                        sender=sender,
-                        heartbeat=heartbeat,
-                        claims=lambda: len(tracker),
-                        budget_sec=s.drain_timeout_sec)
+        parts.health.stop()  # no more probing: the drain decides from here
+        outcome = drain(dispatcher=parts.dispatcher,
+                        poller=parts.poller,
+                        sender=parts.sender,
+                        heartbeat=parts.heartbeat,
+                        claims=lambda: len(parts.tracker),
+                        budget_sec=self._settings.drain_timeout_sec)
         metrics.DRAIN_SECONDS.set(time.monotonic() - started)
         metrics.DRAIN_LEFT.set(outcome.claims_left)
         return ExitCode.OK if outcome.clean else ExitCode.DRAIN_INCOMPLETE

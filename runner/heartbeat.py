@@ -1,12 +1,12 @@
 """The heartbeat: renews the lease of every held job, and keeps the identity alive."""
 import logging
-import threading
 import time
-from typing import Callable, Optional
+from typing import Callable
 
 from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.backend.client import BackendClient, Outcome
+from runner.threads import LoopThread
 from runner.waiting import Wait, wait_on
 
 log = logging.getLogger(__name__)
@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 UNAUTHORIZED_LIMIT = 2
 
 
-class Heartbeat:
+class Heartbeat(LoopThread):
     """Beats every `interval_sec` on a monotonic clock, idle or not.
 
     `on_identity_lost` is called once, from this thread, after two consecutive
@@ -32,26 +32,13 @@ class Heartbeat:
                  *,
                  clock: Callable[[], float] = time.monotonic,
                  wait: Wait = wait_on):
+        super().__init__('heartbeat')
         self._client = client
         self._tracker = tracker
         self._interval_sec = interval_sec
         self._on_identity_lost = on_identity_lost
         self._clock = clock
         self._wait = wait
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name='heartbeat', daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def join(self, timeout: Optional[float] = None) -> bool:
-        """True when the thread has ended (or never started)."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-        return not self._thread.is_alive()
 
     def _run(self) -> None:
         unauthorized = 0

@@ -16,6 +16,7 @@ import time
 from typing import Callable, Dict, Optional
 
 from runner import metrics
+from runner.threads import LoopThread
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
 from sandbox.sandbox import FaultKind, HostFault
 
@@ -30,7 +31,7 @@ STABLE_SEC = 600.0
 Probe = Callable[[], Optional[str]]  # None when healthy, else what is wrong
 
 
-class HostHealth:
+class HostHealth(LoopThread):
 
     def __init__(self,
                  probe: Probe,
@@ -40,6 +41,7 @@ class HostHealth:
                  wait: Wait = wait_on,
                  clock: Callable[[], float] = time.monotonic,
                  rng: Optional[random.Random] = None):
+        super().__init__('host-health')
         self._probe = probe
         self._on_fault = on_fault
         self._on_recover = on_recover
@@ -54,8 +56,6 @@ class HostHealth:
         self._reports = 0
         self._recovered_at: Optional[float] = None
         self._failed_probes = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name='host-health', daemon=True)
         metrics.HOST_HEALTHY.set(1)
 
     @property
@@ -96,19 +96,9 @@ class HostHealth:
         except Exception:
             log.exception('handing back the jobs of a host fault failed')
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
+    def _wake(self) -> None:
         with self._cond:
             self._cond.notify_all()
-
-    def join(self, timeout: Optional[float] = None) -> bool:
-        """True when the thread has ended (or never started)."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-        return not self._thread.is_alive()
 
     def _run(self) -> None:
         while True:

@@ -44,6 +44,9 @@ LIVE_CLAIMS = Gauge('oj_runner_live_claims',
                     registry=REGISTRY)
 SANDBOXES_BUSY = Gauge('oj_runner_sandboxes_busy', 'Sandbox calls running now.', registry=REGISTRY)
 SANDBOXES_MAX = Gauge('oj_runner_sandboxes_max', 'MAX_CONTAINER_NUMBER.', registry=REGISTRY)
+SANDBOX_CONTAINERS = Gauge('oj_runner_sandbox_containers',
+                           'Sandbox containers alive now, spares included.',
+                           registry=REGISTRY)
 HEARTBEAT_FAILURES = Counter('oj_runner_heartbeat_failures_total',
                              'Heartbeats that were not accepted.',
                              registry=REGISTRY)

@@ -39,6 +39,7 @@ from runner.backend.client import BackendClient, BackendError, TransportError, U
 from runner.host_health import HostHealth
 from runner.backend.outbound import AbortReason
 from runner.reports import AbortReport, Report
+from runner.threads import LoopThread
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
 from runner.backend.inbound import BadClaim, Claim, JobPayload
 from sandbox.sandbox import FaultKind, HostFault
@@ -73,7 +74,7 @@ class Submitting(Protocol):
         ...
 
 
-class Poller:
+class Poller(LoopThread):
 
     def __init__(self,
                  client: BackendClient,
@@ -89,6 +90,7 @@ class Poller:
                  clock: Callable[[], float] = time.monotonic,
                  wait: Wait = wait_on,
                  rng: Optional[random.Random] = None):
+        super().__init__('poller')
         self._client = client
         self._health = health
         self._failed_polls = 0
@@ -103,23 +105,11 @@ class Poller:
         self._clock = clock
         self._wait = wait
         self._rng = rng or random.Random()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name='poller', daemon=True)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop now: also cuts short a long poll or a download in progress (the
-        client must be the poller's own: its other users are cut too)."""
-        self._stop.set()
+    def _wake(self) -> None:
+        # A stop cuts short a long poll or a download in progress (the client
+        # must be the poller's own: its other users are cut too).
         self._client.interrupt()
-
-    def join(self, timeout: Optional[float] = None) -> bool:
-        """True when the thread has ended (or never started)."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-        return not self._thread.is_alive()
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -26,6 +26,7 @@ from runner.backend.client import Answer, BackendClient, Outcome
 from runner.prep.job_folders import JobFolders
 from runner.backend.outbound import AbortReason, Results
 from runner.reports import AbortReport, CompleteReport, Report
+from runner.threads import join_all
 from runner.waiting import jittered
 
 log = logging.getLogger(__name__)
@@ -88,11 +89,7 @@ class ResultSender:
 
     def join(self, timeout: Optional[float] = None) -> bool:
         """True when the threads have ended (or never started)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for thread in self._threads:
-            if thread.ident is not None:
-                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return not any(thread.is_alive() for thread in self._threads)
+        return join_all(self._threads, timeout)
 
     @property
     def given_up(self) -> int:

@@ -22,7 +22,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from sandbox.protocol import (ProtocolError, RunRequest, RunResponse, SupervisorFailure,
+from sandbox.protocol import (SupervisorProtocolError, RunRequest, RunResponse, SupervisorFailure,
                               read_response)
 from sandbox.sandbox import FaultKind
 
@@ -203,7 +203,7 @@ class SandboxContainer:
                 # it left behind is unknown, so this container serves no more.
                 self._close_conn()
                 raise
-            except (OSError, ValueError, ProtocolError) as exc:
+            except (OSError, ValueError, SupervisorProtocolError) as exc:
                 # A timeout or a broken stream leaves the conversation in an
                 # unknown state: never reuse this container.
                 self._close_conn()

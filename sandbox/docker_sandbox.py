@@ -154,6 +154,10 @@ class DockerSandbox(Sandbox):
     def join(self, timeout: Optional[float] = None) -> bool:
         return self._pool.join(timeout)
 
+    def containers_alive(self) -> int:
+        """Sandbox containers alive now, spares included."""
+        return self._pool.alive()
+
     @property
     def home(self) -> pathlib.Path:
         """This process's own folder below the root (and its containers' label)."""

@@ -143,15 +143,8 @@ class SandboxPool:
         for c in idle:
             c.destroy()
 
-    def wait_for_spares(self, timeout: float) -> bool:
-        """Wait until every image has its spares ready (or the pool stopped)."""
-        with self._cond:
-            return self._cond.wait_for(
-                lambda: self._stopping or all(
-                    len(self._spares[image]) >= n for image, n in self._spare_target.items()),
-                timeout)
-
     def alive(self) -> int:
+        """Containers alive now, spares included (a metric)."""
         with self._cond:
             return self._alive
 

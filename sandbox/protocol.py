@@ -22,7 +22,7 @@ PROTOCOL_VERSION = 3
 _U32 = struct.Struct('<I')
 
 
-class ProtocolError(Exception):
+class SupervisorProtocolError(Exception):
     """The supervisor's answer is malformed or out of bounds."""
 
 
@@ -86,7 +86,6 @@ class RunRequest:
 
 @dataclasses.dataclass(frozen=True)
 class RunResponse:
-    exited: bool
     exit_code: int
     signal: int
     wall_timeout: bool
@@ -114,9 +113,9 @@ class SupervisorFailure(Exception):
     """The supervisor could not run the request (e.g. exec failed)."""
 
 
-_INT_FIELDS = ('exited', 'exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'mem_exceeded',
-               'cpu_us', 'wall_us', 'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len',
-               'err_len', 'tail_len', 'art_len', 'dirty', 'wipe_us', 'landlock', 'protocol')
+_INT_FIELDS = ('exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'mem_exceeded', 'cpu_us',
+               'wall_us', 'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len',
+               'tail_len', 'art_len', 'dirty', 'wipe_us', 'landlock', 'protocol')
 _ARTIFACT_STATUSES = ('none', 'ok', 'missing', 'too_big')
 
 
@@ -127,7 +126,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     while got < n:
         k = sock.recv_into(view[got:], n - got)
         if k == 0:
-            raise ProtocolError('supervisor closed the connection')
+            raise SupervisorProtocolError('supervisor closed the connection')
         got += k
     return bytes(buf)
 
@@ -136,12 +135,12 @@ def _parse_header(raw: bytes) -> Dict[str, str]:
     try:
         text = raw.decode('ascii')
     except UnicodeDecodeError:
-        raise ProtocolError('header is not ASCII') from None
+        raise SupervisorProtocolError('header is not ASCII') from None
     fields = {}
     for line in text.splitlines():
         key, sep, value = line.partition('=')
         if not sep:
-            raise ProtocolError('malformed header line')
+            raise SupervisorProtocolError('malformed header line')
         fields[key] = value
     return fields
 
@@ -149,29 +148,29 @@ def _parse_header(raw: bytes) -> Dict[str, str]:
 def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
     (length, ) = _U32.unpack(_recv_exact(sock, _U32.size))
     if length > MAX_HEADER:
-        raise ProtocolError('header too long')
+        raise SupervisorProtocolError('header too long')
     fields = _parse_header(_recv_exact(sock, length))
     if fields.get('ok') != '1':
         raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
     try:
         n = {k: int(fields[k]) for k in _INT_FIELDS}
     except (KeyError, ValueError):
-        raise ProtocolError('missing or non-integer header field') from None
+        raise SupervisorProtocolError('missing or non-integer header field') from None
     if n['protocol'] != PROTOCOL_VERSION:
-        raise ProtocolError(f'supervisor speaks protocol {n["protocol"]}, not {PROTOCOL_VERSION}')
+        raise SupervisorProtocolError(
+            f'supervisor speaks protocol {n["protocol"]}, not {PROTOCOL_VERSION}')
     if fields.get('art_status') not in _ARTIFACT_STATUSES:
-        raise ProtocolError('bad artifact status')
+        raise SupervisorProtocolError('bad artifact status')
     if not (0 <= n['out_len'] <= request.out_send and 0 <= n['err_len'] <= request.err_send and
             0 <= n['tail_len'] <= request.tail_send and 0 <= n['art_len'] <= request.artifact_max):
-        raise ProtocolError('payload longer than requested')
+        raise SupervisorProtocolError('payload longer than requested')
     if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size', 'wipe_us')):
-        raise ProtocolError('negative measurement')
+        raise SupervisorProtocolError('negative measurement')
     stdout = _recv_exact(sock, n['out_len'])
     stderr = _recv_exact(sock, n['err_len'])
     stderr_tail = _recv_exact(sock, n['tail_len'])
     artifact = _recv_exact(sock, n['art_len']) if fields['art_status'] == 'ok' else None
-    return RunResponse(exited=bool(n['exited']),
-                       exit_code=n['exit_code'],
+    return RunResponse(exit_code=n['exit_code'],
                        signal=n['signal'],
                        wall_timeout=bool(n['wall_timeout']),
                        cpu_timeout=bool(n['cpu_timeout']),

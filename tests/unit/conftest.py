@@ -1,9 +1,8 @@
-"""Fixtures shared by the unit tests: dispatchers, a running local backend."""
+"""Fixtures shared by the unit tests: dispatchers."""
 import pytest
 
 from dispatcher.dispatcher import Dispatcher
 from tests.unit.fake_sandbox import GUARD_SEC, Completions
-from tests.unit.test_localbackend_helpers import TIMEOUT, start_backend
 
 
 @pytest.fixture
@@ -23,11 +22,3 @@ def make_dispatcher():
         dispatcher.stop()
     for dispatcher in made:
         dispatcher.join(GUARD_SEC)
-
-
-@pytest.fixture
-def backend():
-    backend = start_backend()
-    yield backend
-    backend.stop()
-    backend.join(TIMEOUT)

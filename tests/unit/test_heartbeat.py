@@ -3,26 +3,12 @@ import threading
 from runner.active_jobs import ActiveJobs
 from runner.backend.client import Answer, Outcome
 from runner.heartbeat import Heartbeat
+from tests.unit.fakes import FakeTime
 
 OK = Answer(Outcome.ACCEPTED, 'HTTP 204')
 REFUSED = Answer(Outcome.UNAUTHORIZED, 'HTTP 401')
 FAILED = Answer(Outcome.FAILED, 'HTTP 503')
 JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
-
-
-class FakeTime:
-
-    def __init__(self):
-        self.now = 100.0
-        self.waits = []
-
-    def clock(self):
-        return self.now
-
-    def wait(self, stop, seconds):
-        self.waits.append(seconds)
-        self.now += max(0.0, seconds)
-        return stop.is_set()
 
 
 class FakeClient:
@@ -48,7 +34,7 @@ class FakeClient:
 
 
 def run(answers, duration=0.0, interval=15, tracker=None):
-    time = FakeTime()
+    time = FakeTime(now=100.0, advance=True)
     client = FakeClient(time, answers, duration)
     lost = []
     heartbeat = Heartbeat(client,
@@ -70,7 +56,7 @@ def test_beats_on_a_fixed_cadence_despite_slow_calls():
 
 
 def test_a_call_slower_than_an_interval_is_followed_by_a_beat_at_once():
-    time = FakeTime()
+    time = FakeTime(now=100.0, advance=True)
     durations = iter([20, 1, 1])
     client = FakeClient(time, [OK, OK, OK])
     client.heartbeat = _timed(client.heartbeat, time, durations)

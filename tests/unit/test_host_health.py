@@ -6,16 +6,11 @@ import queue
 from runner import metrics
 from runner.host_health import PROBE_BACKOFF_SEC, HostHealth
 from sandbox.sandbox import FaultKind, HostFault
+from tests.unit.fakes import NoJitter
 
 GUARD_SEC = 10  # only guards against a hang
 
 ENGINE = HostFault(FaultKind.ENGINE, 'sandboxes cannot start (Docker engine, DOCKER_URL)')
-
-
-class NoJitter:
-
-    def random(self):
-        return 0.0
 
 
 class Probes:

@@ -13,6 +13,7 @@ from runner.reports import AbortReport
 from runner.backend.inbound import BadClaim, JobPayload
 from sandbox.languages import Language
 from sandbox.sandbox import FaultKind, HostFault
+from tests.unit.fakes import FakeTime, NoJitter
 
 JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
 POLL_SEC = 3
@@ -30,29 +31,6 @@ def payload(job_id='jb_1'):
 def job_for(claim):
     return Job(claim.job_id, claim.submission_id, claim.problem_id, claim.language, claim.tasks,
                pathlib.Path(f'/jobs/{claim.job_id}.gen'))
-
-
-class FakeTime:
-
-    def __init__(self):
-        self.now = 0.0
-        self.waits = []
-        self.on_wait = None
-
-    def clock(self):
-        return self.now
-
-    def wait(self, stop, seconds):
-        self.waits.append(seconds)
-        if self.on_wait:
-            self.on_wait(len(self.waits))
-        return stop.is_set()
-
-
-class NoJitter:
-
-    def random(self):
-        return 0.0
 
 
 class FakeClient:

@@ -1,10 +1,7 @@
 """Preparing jobs, and hostile payloads through the whole claim path:
 real client (HTTP mocked with `responses`), real preparer, testdata cache and
 job folders on disk; only the dispatcher and the sender are fakes."""
-import io
-import stat
 import threading
-import zipfile
 
 import pytest
 import responses
@@ -21,6 +18,7 @@ from runner.prep.testdata import TestdataCache as Cache
 from runner.prep.testdata import TestdataError as CacheError
 from runner.backend.inbound import RunnerIdentity, parse_claim
 from sandbox.languages import Language
+from tests.unit.fakes import make_zip, symlink
 
 # Some hostile zips carry a name twice on purpose.
 pytestmark = pytest.mark.filterwarnings('ignore:Duplicate name')
@@ -28,21 +26,6 @@ pytestmark = pytest.mark.filterwarnings('ignore:Duplicate name')
 BASE = 'http://backend'
 RN, JB = 'rn_1', 'jb_1'
 CODE_URL = 'https://store.example/code.zip?sig=secret'
-
-
-def make_zip(entries):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, 'w', zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries:
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
-def symlink(name, target):
-    info = zipfile.ZipInfo(name)
-    info.external_attr = (stat.S_IFLNK | 0o777) << 16
-    return info, target
-
 
 GOOD_CODE = make_zip([('main.c', b'int main(void) { return 0; }')])
 GOOD_TESTDATA = make_zip([('0000.in', b'1 2'), ('0000.out', b'3'), ('0001.in', b'4 5'),

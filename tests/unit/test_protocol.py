@@ -4,8 +4,8 @@ import struct
 
 import pytest
 
-from sandbox.protocol import (PROTOCOL_VERSION, Kind, ProtocolError, RunRequest, SupervisorFailure,
-                              read_response)
+from sandbox.protocol import (PROTOCOL_VERSION, Kind, SupervisorProtocolError, RunRequest,
+                              SupervisorFailure, read_response)
 
 REQUEST = RunRequest(kind=Kind.CASE,
                      argv=('./main', ),
@@ -105,23 +105,23 @@ def test_reads_a_good_answer():
         },
     ])
 def test_rejects_out_of_bounds_answers(change):
-    with pytest.raises(ProtocolError):
+    with pytest.raises(SupervisorProtocolError):
         read_response(answer({**GOOD, **change}, b'x' * 20), REQUEST)
 
 
 def test_rejects_a_missing_field_and_a_short_stream():
     fields = dict(GOOD)
     del fields['wall_us']
-    with pytest.raises(ProtocolError):
+    with pytest.raises(SupervisorProtocolError):
         read_response(answer(fields), REQUEST)
-    with pytest.raises(ProtocolError):
+    with pytest.raises(SupervisorProtocolError):
         read_response(answer(GOOD, b'h'), REQUEST)
 
 
 def test_rejects_a_huge_header():
     host, supervisor = socket.socketpair()
     supervisor.sendall(struct.pack('<I', 10**9))
-    with pytest.raises(ProtocolError):
+    with pytest.raises(SupervisorProtocolError):
         read_response(host, REQUEST)
 
 

@@ -5,6 +5,7 @@ import pytest
 from runner.backend.client import TransportError, Unauthorized, UnexpectedStatus, ProtocolError
 from runner.registration import RegistrationRefused, register
 from runner.backend.inbound import Registration, RunnerConfig, RunnerIdentity
+from tests.unit.fakes import NoJitter
 
 REGISTRATION = Registration(RunnerIdentity('rn_1', 'rk_secret'), RunnerConfig())
 
@@ -35,12 +36,6 @@ class FakeWait:
         if self.stop_after is not None and len(self.delays) >= self.stop_after:
             stop.set()
         return stop.is_set()
-
-
-class NoJitter:
-
-    def random(self):
-        return 0.0
 
 
 class FullJitter:

@@ -10,6 +10,7 @@ from runner.backend.outbound import AbortReason, complete_body
 from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
 from sandbox.results import CaseResult, Status
+from tests.unit.fakes import NoJitter
 
 JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
 JOB_DIR = pathlib.Path('/jobs/jb_1.gen')
@@ -91,12 +92,6 @@ class FakeFolders:
         self.log.append(('back_up', job_dir))
         if self.fail:
             raise OSError('busy')
-
-
-class NoJitter:
-
-    def random(self):
-        return 0.0
 
 
 def claimed(rig, job_id='jb_1'):

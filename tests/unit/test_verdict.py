@@ -11,8 +11,7 @@ from sandbox.verdict import Limits, case_result, status_of
 from runner.backend.outbound import case_object
 
 LIMITS = Limits(time_ms=1000, memory_kb=65536, output_bytes=1024)
-OK = RunResponse(exited=True,
-                 exit_code=0,
+OK = RunResponse(exit_code=0,
                  signal=0,
                  wall_timeout=False,
                  cpu_timeout=False,
@@ -45,20 +44,19 @@ def run(**changes):
         (run(), Status.AC, CPP),
         (run(stdout=b'4\n'), Status.WA, CPP),
         (run(exit_code=1), Status.RE, CPP),
-        (run(exited=False, signal=signal.SIGSEGV), Status.RE, CPP),
+        (run(signal=signal.SIGSEGV), Status.RE, CPP),
         (run(cpu_us=1_000_001), Status.TLE, CPP),
         (run(cpu_us=1_000_000), Status.AC, CPP),
-        (run(cpu_timeout=True, exited=False, signal=9), Status.TLE, CPP),
-        (run(wall_timeout=True, exited=False, signal=9, cpu_us=0), Status.TLE, CPP),
+        (run(cpu_timeout=True, signal=9), Status.TLE, CPP),
+        (run(wall_timeout=True, signal=9, cpu_us=0), Status.TLE, CPP),
         (run(wall_us=4_000_001), Status.TLE, CPP),
         # Raised by the program itself, with its time and output within bounds.
-        (run(exited=False, signal=signal.SIGXCPU), Status.RE, CPP),
+        (run(signal=signal.SIGXCPU), Status.RE, CPP),
         (run(maxrss_kb=65537), Status.MLE, CPP),
-        (run(oom_kills=1, exited=False, signal=9), Status.MLE, CPP),
+        (run(oom_kills=1, signal=9), Status.MLE, CPP),
         # Stopped by the supervisor when its peak passed the limit.
-        (run(mem_exceeded=True, exited=False, signal=9, maxrss_kb=65600), Status.MLE, CPP),
-        (run(exited=False,
-             signal=6,
+        (run(mem_exceeded=True, signal=9, maxrss_kb=65600), Status.MLE, CPP),
+        (run(signal=6,
              stderr_tail=b"terminate called after throwing an instance of "
              b"'std::bad_alloc'\n  what():  std::bad_alloc\n"), Status.MLE, CPP),
         (run(exit_code=1, stderr_tail=b'Traceback...\nMemoryError\n'), Status.MLE, PY),
@@ -72,8 +70,8 @@ def run(**changes):
         (run(out_size=1025), Status.OLE, CPP),
         (run(err_size=1025), Status.OLE, CPP),
         (run(out_size=1024, stdout=b'3\n'), Status.AC, CPP),
-        (run(exited=False, signal=signal.SIGXFSZ), Status.RE, CPP),
-        (run(exited=False, signal=signal.SIGXFSZ, out_size=1025), Status.OLE, CPP),
+        (run(signal=signal.SIGXFSZ), Status.RE, CPP),
+        (run(signal=signal.SIGXFSZ, out_size=1025), Status.OLE, CPP),
     ])
 def test_status(measured, expected, toolchain):
     assert status_of(measured, LIMITS, toolchain, b'3\n') is expected
@@ -90,7 +88,7 @@ def test_precedence(measured, expected):
 
 
 def test_case_result_reports_signal_as_negative_exit_code_and_truncates_text():
-    result = case_result(run(exited=False, signal=11, stdout=b'\xff' * 100, stderr=b'x' * 100),
+    result = case_result(run(signal=11, stdout=b'\xff' * 100, stderr=b'x' * 100),
                          LIMITS,
                          CPP,
                          b'',

@@ -1,5 +1,4 @@
 import io
-import stat
 import struct
 import zipfile
 
@@ -7,24 +6,10 @@ import pytest
 
 from runner.prep.zips import ZipRejected, extract_source, extract_testdata
 from sandbox.languages import Language
+from tests.unit.fakes import make_zip, symlink
 
 # Two of the hostile zips carry a name twice on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore:Duplicate name")
-
-
-def make_zip(entries, compression=zipfile.ZIP_DEFLATED):
-    """`entries`: (name or ZipInfo, bytes); a name ending in '/' is a directory."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, 'w', compression) as archive:
-        for name, data in entries:
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
-def symlink(name, target):
-    info = zipfile.ZipInfo(name)
-    info.external_attr = (stat.S_IFLNK | 0o777) << 16
-    return info, target
 
 
 def tree(root):

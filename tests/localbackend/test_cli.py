@@ -12,7 +12,7 @@ import requests
 
 from localbackend import cli
 from localbackend.submission_files import load_submissions
-from tests.unit.test_localbackend_helpers import TIMEOUT, HttpRunner, case, start_backend
+from tests.localbackend.helpers import TIMEOUT, HttpRunner, case, start_backend
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / 'localbackend' / 'samples'

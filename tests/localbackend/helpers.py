@@ -1,4 +1,4 @@
-"""Shared helpers for the localbackend tests (no tests here)."""
+"""Shared helpers for the local backend's tests."""
 import json
 from typing import List, Optional
 

@@ -5,7 +5,7 @@ import pytest
 import requests
 
 from localbackend.faults import Burst, Drip, Drop, FaultPlan, Latency, fault_from_wire
-from tests.unit.test_localbackend_helpers import SANDBOX, TIMEOUT, HttpRunner, start_backend
+from tests.localbackend.helpers import SANDBOX, TIMEOUT, HttpRunner, start_backend
 
 
 @pytest.fixture

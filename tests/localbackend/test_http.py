@@ -11,8 +11,8 @@ import pytest
 import requests
 
 from localbackend.runner_api import clamp_wait
-from tests.unit.test_localbackend_helpers import (REG, SANDBOX, TIMEOUT, HttpRunner, body_for, case,
-                                                  start_backend)
+from tests.localbackend.helpers import (REG, SANDBOX, TIMEOUT, HttpRunner, body_for, case,
+                                        start_backend)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from localbackend import ManualClock
 from localbackend.reports import ReportError
 from localbackend.settings import Settings
 from localbackend.store import AbortReason, Outcome, Store
-from tests.unit.test_localbackend_helpers import REG, SANDBOX, make_store, register, report_for
+from tests.localbackend.helpers import REG, SANDBOX, make_store, register, report_for
 
 AC = report_for([2, 1])
 

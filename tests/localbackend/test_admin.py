@@ -7,7 +7,7 @@ import pytest
 import requests
 
 from localbackend import LocalBackend, build_zip
-from tests.unit.test_localbackend_helpers import REG, SANDBOX, TIMEOUT, HttpRunner, body_for
+from tests.localbackend.helpers import REG, SANDBOX, TIMEOUT, HttpRunner, body_for
 
 
 def b64(data: bytes) -> str:
