@@ -11,7 +11,7 @@ import urllib.parse
 import uuid
 from typing import Any, Callable, Dict, Mapping, Optional, Union
 
-from sandbox.docker_sandbox import MiB, SandboxSettings
+from sandbox.settings import MiB, SandboxSettings
 
 MAX_SECONDS = 86400  # a day: beyond, waits would overflow the platform's timeout
 DEFAULT_DOCKER_URL = 'unix:///var/run/docker.sock'

@@ -14,23 +14,23 @@ from dispatcher.dispatcher import Dispatcher
 from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.backend.client import BackendClient
+from runner.backend.inbound import Registration
+from runner.backend.outbound import AbortReason
 from runner.config import ConfigError, Settings, check_folders
 from runner.drain import drain
 from runner.exit_codes import ExitCode
 from runner.heartbeat import Heartbeat
-from runner.logs import about_job
 from runner.host_health import HostHealth
+from runner.logs import about_job
+from runner.poller import Poller
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import make_locks
-from runner.poller import Poller
 from runner.prep.prepare import Preparer
-from runner.backend.inbound import Registration
+from runner.prep.testdata import TestdataCache
 from runner.registration import RegistrationRefused, register
-from runner.backend.outbound import AbortReason
 from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
-from runner.prep.testdata import TestdataCache
-from sandbox.docker_sandbox import COMPILE_MEMORY_KB, MiB, DockerSandbox, ImageMismatch
+from sandbox.docker_sandbox import COMPILE_MEMORY_KB, DockerSandbox, ImageMismatch, MiB
 from sandbox.languages import Language
 
 log = logging.getLogger(__name__)

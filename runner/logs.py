@@ -45,9 +45,11 @@ class JobFields(logging.Filter):
 
 _TEXT = '%(asctime)s %(levelname)-7s %(name)s: %(message)s'
 
-# A URL's query string: where the code URL's signature and the testdata
-# token travel.
-_QUERY = re.compile(r'(\b[a-z][a-z0-9+.-]*://[^\s?#\'"]*)\?[^\s\'"]*', re.IGNORECASE)
+# A URL's query string, or a bare path's (a library's request line: "GET
+# /problem/1/testdata?token=..."): where the code URL's signature and the
+# testdata token travel.
+_QUERY = re.compile(r'((?:\b[a-z][a-z0-9+.-]*://|(?<![^\s\'"(=])/)[^\s?#\'"]*)\?[^\s\'"]*',
+                    re.IGNORECASE)
 
 
 class RedactQueries(logging.Filter):

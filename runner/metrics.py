@@ -4,6 +4,7 @@ Names follow Prometheus conventions: a `oj_runner_` prefix, `_total` for
 counters, base units (`_seconds`, `_bytes`).
 """
 import time
+
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram, Info
 

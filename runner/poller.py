@@ -32,16 +32,16 @@ import time
 from typing import Callable, Dict, Optional, Protocol
 
 from dispatcher.job import Job
-from runner.logs import about_job, current_submission_id
 from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.backend.client import BackendClient, BackendError, TransportError, UnexpectedStatus
-from runner.host_health import HostHealth
+from runner.backend.inbound import BadClaim, Claim, JobPayload
 from runner.backend.outbound import AbortReason
+from runner.host_health import HostHealth
+from runner.logs import about_job, current_submission_id
 from runner.reports import AbortReport, Report
 from runner.threads import LoopThread
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
-from runner.backend.inbound import BadClaim, Claim, JobPayload
 from sandbox.sandbox import FaultKind, HostFault
 
 log = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ import threading
 from typing import Optional
 
 from runner.backend.client import BackendClient, BackendError, Unauthorized
-from runner.waiting import Wait, backoff_delay, jittered, wait_on
 from runner.backend.inbound import Registration
+from runner.waiting import Wait, backoff_delay, jittered, wait_on
 
 log = logging.getLogger(__name__)
 

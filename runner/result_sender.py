@@ -19,12 +19,12 @@ import threading
 import time
 from typing import Callable, Optional
 
-from runner.logs import about_job
 from runner import metrics
 from runner.active_jobs import ActiveJobs
 from runner.backend.client import Answer, BackendClient, Outcome
+from runner.backend.outbound import AbortReason, Results, complete_body
+from runner.logs import about_job
 from runner.prep.job_folders import JobFolders
-from runner.backend.outbound import AbortReason, Results
 from runner.reports import AbortReport, CompleteReport, Report
 from runner.threads import join_all
 from runner.waiting import jittered
@@ -121,17 +121,23 @@ class ResultSender:
     def _complete(self, report: CompleteReport) -> None:
         # Bounded before the first attempt (outputs shortened, verdicts kept):
         # an oversized body would be refused by every attempt alike.
-        outcome = self._send(
-            f'complete {report.job_id}', lambda: self._client.complete(
-                report.job_id, report.results, body_limit=self._body_limit))
+        try:
+            body = complete_body(report.results, self._body_limit)
+        except Exception:  # never a claim left held for a bug in the encoding
+            log.exception('could not encode the result of %s; its lease will expire', report.job_id)
+            self._count_given_up()
+            self._finalize(report.job_id, report.job_dir, keep=True)
+            return
+        outcome = self._send(f'complete {report.job_id}',
+                             lambda: self._client.complete(report.job_id, body))
         if outcome is Outcome.TOO_LARGE:
             # The report's fault, not the submission's: the verdicts alone.
             log.warning(
                 'the backend refused the result of %s as too large (413); sending it '
                 'without outputs (REPORT_BODY_LIMIT is %d bytes)', report.job_id, self._body_limit)
-            outcome = self._send(
-                f'complete {report.job_id}', lambda: self._client.complete(
-                    report.job_id, report.results, body_limit=self._body_limit, with_outputs=False))
+            small = body.without_outputs()
+            outcome = self._send(f'complete {report.job_id}',
+                                 lambda: self._client.complete(report.job_id, small))
             if outcome is Outcome.TOO_LARGE:
                 outcome = None
         _count('complete', outcome)

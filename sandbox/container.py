@@ -22,9 +22,10 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from sandbox.protocol import (SupervisorProtocolError, RunRequest, RunResponse, SupervisorFailure,
+from sandbox.protocol import (RunRequest, RunResponse, SupervisorFailure, SupervisorProtocolError,
                               read_response)
 from sandbox.sandbox import FaultKind
+from sandbox.settings import ContainerLimits
 
 log = logging.getLogger(__name__)
 
@@ -60,22 +61,6 @@ class SandboxBroken(Exception):
     def __init__(self, message: str, fault: Optional[FaultKind] = None):
         super().__init__(message)
         self.fault = fault
-
-
-@dataclasses.dataclass(frozen=True)
-class ContainerLimits:
-    """Every writable place is a tmpfs capped in bytes and in inodes: what a
-    run leaves there costs the wipe after it at most that many removals."""
-    memory_bytes: int
-    pids: int
-    work_tmpfs_bytes: int  # compiles write here; cases only read their links here
-    tmp_tmpfs_bytes: int  # what a case may write, outside its judged memory
-    cpus: float
-    work_inodes: int = 16384  # the job's top-level files (chaos/) are linked here
-    tmp_inodes: int = 256
-    shm_bytes: int = 1024 * 1024  # POSIX semaphores
-    shm_inodes: int = 64
-    connect_timeout_sec: float = 20.0
 
 
 class SandboxContainer:

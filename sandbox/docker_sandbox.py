@@ -1,6 +1,5 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
 import contextlib
-import dataclasses
 import hashlib
 import logging
 import os
@@ -15,8 +14,7 @@ from typing import Callable, Dict, Iterator, Optional, Tuple, TypeVar
 import docker
 import docker.errors
 
-from sandbox.container import (LABEL, PROTOCOL_LABEL, ContainerLimits, SandboxBroken,
-                               SandboxContainer)
+from sandbox.container import LABEL, PROTOCOL_LABEL, SandboxBroken, SandboxContainer
 from sandbox.instance_folder import InstanceFolder, held
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language, Toolchain
@@ -25,13 +23,13 @@ from sandbox.protocol import (PROTOCOL_VERSION, UNLIMITED, Kind, RunRequest, Run
                               SupervisorFailure)
 from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.sandbox import FaultKind, HostFault, Sandbox, disk_fault
+from sandbox.settings import ContainerLimits, MiB, SandboxSettings
 from sandbox.static_memory import writable_bytes
 from sandbox.verdict import Limits, case_result, report_text
 
 log = logging.getLogger(__name__)
 T = TypeVar('T')
 
-MiB = 1024 * 1024
 COMPILE_SECONDS = 20
 COMPILE_MEMORY_KB = 1024 * 1024
 MAX_ARTIFACT_BYTES = 64 * MiB
@@ -58,9 +56,6 @@ CASE_DESCRIPTORS = 128
 # that cases share.
 _COMPILE_ENV = _ENV + (('TMPDIR', COMPILE_DIR), )
 
-# Memory a sandbox container needs beside a case's own: its writable places
-# and the two outputs live in its memory, and the supervisor's, with room.
-SUPERVISOR_HEADROOM_BYTES = 64 * MiB
 # A self-test result serves every failure within this long (several workers
 # failing at once run one test).
 SELF_TEST_REUSE_SEC = 5.0
@@ -76,38 +71,6 @@ KNOWN_INPUT, KNOWN_ANSWER = b'40 2\n', b'42\n'
 
 class ImageMismatch(Exception):
     """A sandbox image was built for another supervisor protocol."""
-
-
-@dataclasses.dataclass(frozen=True)
-class SandboxSettings:
-    root: pathlib.Path  # host folder for boxes and compiled artifacts
-    max_containers: int = 8
-    max_parallel_runs: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
-    spares_per_image: int = 1
-    output_limit: int = 32 * MiB
-    report_limit: int = 8192
-    docker_url: Optional[str] = None
-    cpp_image: str = 'oj-sandbox-cpp:latest'
-    python_image: str = 'oj-sandbox-python:latest'
-    # Per container: comfortably above any case's limit and the compile bound,
-    # since fork storms and the output files (tmpfs) are charged to it too.
-    container_memory_bytes: int = 1536 * MiB
-    # A case may start 64 threads; PID 1 and the wipe's child take two more.
-    container_pids: int = 128
-    container_cpus: float = 1.0
-    work_bytes: int = 128 * MiB  # working folder, compiled program included
-    tmp_bytes: int = 4 * MiB  # what a case may keep in files, beside its memory
-    engine_timeout_sec: float = 30.0
-
-    @property
-    def images(self) -> Dict[str, str]:
-        return {'cpp': self.cpp_image, 'python': self.python_image}
-
-    @property
-    def headroom_bytes(self) -> int:
-        """What a container holds beside a case's own memory."""
-        return (self.work_bytes + self.tmp_bytes + ContainerLimits.shm_bytes +
-                2 * self.output_limit + SUPERVISOR_HEADROOM_BYTES)
 
 
 class DockerSandbox(Sandbox):

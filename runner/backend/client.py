@@ -25,11 +25,11 @@ import requests
 import urllib3.exceptions
 
 from runner.backend.http_session import Interrupted, Interrupter
-from runner.backend.outbound import (AbortReason, Results, abort_body, complete_body,
-                                     heartbeat_body, register_body)
 from runner.backend.inbound import (BadClaim, Claim, Registration, RunnerIdentity, WireError,
                                     job_id_in_prefix, parse_checksum, parse_claim,
                                     parse_registration, redact_url)
+from runner.backend.outbound import (AbortReason, CompleteBody, abort_body, heartbeat_body,
+                                     register_body)
 
 log = logging.getLogger(__name__)
 
@@ -198,17 +198,9 @@ class BackendClient:
                 return BadClaim(job_id, f'the job payload is over the {MAX_JSON_BYTES} byte limit')
             return self._parse(parse_claim, self._decode_json(body, what), what)
 
-    def complete(self,
-                 job_id: str,
-                 results: Results,
-                 *,
-                 body_limit: int,
-                 with_outputs: bool = True) -> Answer:
-        """The body is at most `body_limit` bytes (outputs shortened), or has
-        every output empty."""
+    def complete(self, job_id: str, body: CompleteBody) -> Answer:
         path = f'/runners/{self._runner_id()}/jobs/{job_id}/complete'
-        return self._report('PUT', path, complete_body(results, body_limit, with_outputs),
-                            _REPORT_OUTCOMES)
+        return self._report('PUT', path, body.json(), _REPORT_OUTCOMES)
 
     def abort(self, job_id: str, reason: AbortReason) -> Answer:
         path = f'/runners/{self._runner_id()}/jobs/{job_id}/abort'

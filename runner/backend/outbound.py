@@ -4,6 +4,7 @@ Inside the runner results are typed (`CaseResult`, `AbortReason`); the
 backend's JSON keys (camelCase `execTime`, `memoryUsage`, ...) are written
 here and nowhere else, as the bodies the client sends.
 """
+import dataclasses
 import enum
 import json
 import logging
@@ -52,17 +53,29 @@ def case_object(result: CaseResult) -> dict:
     }
 
 
-def complete_body(results: Results, body_limit: int, with_outputs: bool = True) -> dict:
-    """The `complete` body: at most `body_limit` bytes once encoded (outputs
-    shortened, verdicts kept), or with every output empty."""
+@dataclasses.dataclass(frozen=True)
+class CompleteBody:
+    """A `complete` body, encoded once: every attempt sends the same one."""
+    # Kept out of the repr: it carries the submission's output.
+    tasks: List[List[dict]] = dataclasses.field(repr=False)
+
+    def without_outputs(self) -> 'CompleteBody':
+        """The smallest body there is: the verdicts, every output empty."""
+        return CompleteBody(without_outputs(self.tasks))
+
+    def json(self) -> dict:
+        return {'tasks': self.tasks}
+
+
+def complete_body(results: Results, body_limit: int) -> CompleteBody:
+    """The `complete` body, at most `body_limit` bytes once encoded (outputs
+    shortened, verdicts kept)."""
     tasks = [[case_object(case) for case in cases] for cases in results]
-    if not with_outputs:
-        return {'tasks': without_outputs(tasks)}
     try:
-        return {'tasks': fit_tasks(tasks, body_limit)}
+        return CompleteBody(fit_tasks(tasks, body_limit))
     except Exception:  # never a claim left held for a bug in the fitting
         log.exception('could not fit a result to REPORT_BODY_LIMIT; sending it whole')
-        return {'tasks': tasks}
+        return CompleteBody(tasks)
 
 
 def fit_tasks(tasks: List[List[dict]], body_limit: int) -> List[List[dict]]:

@@ -4,9 +4,9 @@ import threading
 
 from dispatcher.job import Job
 from runner.backend.client import BackendClient, TokenRefused
+from runner.backend.inbound import JobPayload
 from runner.prep.job_folders import JobFolders
 from runner.prep.testdata import TestdataCache
-from runner.backend.inbound import JobPayload
 from runner.prep.zips import extract_source
 from sandbox.sandbox import FaultKind, HostFault, disk_fault
 

@@ -26,8 +26,8 @@ from typing import Callable, Iterator, Sequence
 from dispatcher.job import TaskMeta, case_file
 from runner import metrics
 from runner.backend.client import BackendClient
-from runner.prep.locks import Locks
 from runner.backend.http_session import Interrupted
+from runner.prep.locks import Locks
 from runner.prep.zips import extract_testdata
 from sandbox.languages import BUILD_NAMES
 

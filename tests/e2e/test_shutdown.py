@@ -1,10 +1,9 @@
 """Stopping a runner: SIGTERM drains (in-flight jobs finish, unstarted ones go back
 without spending an attempt); SIGKILL leaves its claims to lease expiry, and the
 next runner judges them once."""
+import pathlib
 import re
 import signal
-
-import pathlib
 
 import pytest
 

@@ -11,7 +11,7 @@ from localbackend import Problem, build_zip, load_problem, load_problems
 from localbackend.languages import parse_language
 from localbackend.problems import ProblemError, TaskSpec
 from localbackend.reports import ReportError, parse_report, shape_error
-from localbackend.submission_files import (SubmissionFileError, load_submission, load_submissions)
+from localbackend.submission_files import SubmissionFileError, load_submission, load_submissions
 from localbackend.zips import read_zip
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / 'localbackend' / 'samples'

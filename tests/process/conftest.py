@@ -2,7 +2,6 @@ import docker
 import pytest
 
 from sandbox.docker_sandbox import ROOT_LABEL
-
 from tests.process.runner_process import RunnerProcess
 from tests.process.stub_backend import StubBackend
 

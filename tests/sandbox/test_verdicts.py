@@ -21,10 +21,10 @@ from typing import Optional
 
 import pytest
 
+from runner.backend.outbound import case_object
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
-from runner.backend.outbound import case_object
 from tests.sandbox.conftest import SECRET, assert_nothing_left_running
 
 CASES_DIR = pathlib.Path(__file__).parent / 'cases'

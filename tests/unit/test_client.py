@@ -1,22 +1,22 @@
 import http.server
 import json
-import socket
 import logging
+import socket
 import threading
 import traceback
 
 import pytest
 import requests
-import urllib3
 import responses
+import urllib3
 
 from dispatcher.job import TaskMeta
 from runner.backend.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError, Outcome,
                                    ProtocolError, TokenRefused, TransportError, Unauthorized,
                                    UnexpectedStatus, transport_kind)
-from runner.backend.outbound import AbortReason
 from runner.backend.http_session import Interrupted
 from runner.backend.inbound import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
+from runner.backend.outbound import AbortReason, complete_body
 from sandbox.languages import Language
 from sandbox.results import CaseResult, Status
 
@@ -419,7 +419,7 @@ REPORT_STATUSES = [
 def test_complete_statuses(mock, client, status, outcome):
     results = ((CaseResult(Status.AC, exec_time_ms=5), ), )
     mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/complete', status=status)
-    assert client.complete(JB, results, body_limit=1 << 20).outcome is outcome
+    assert client.complete(JB, complete_body(results, 1 << 20)).outcome is outcome
     request = mock.calls[0].request
     assert json.loads(request.body) == {
         'tasks': [[{
@@ -444,8 +444,8 @@ def test_abort_statuses(mock, client, status, outcome):
 @pytest.mark.parametrize('call', ['complete', 'abort'])
 def test_reports_connection_error_is_failed(mock, client, call):
     mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/{call}', body=requests.ConnectionError('down'))
-    answer = client.complete(JB, (), body_limit=1 << 20) if call == 'complete' else client.abort(
-        JB, AbortReason.PREP_FAILED)
+    answer = client.complete(JB, complete_body(
+        (), 1 << 20)) if call == 'complete' else client.abort(JB, AbortReason.PREP_FAILED)
     assert answer.outcome is Outcome.FAILED
 
 
@@ -580,7 +580,7 @@ def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path, caplo
             call()
         logging.getLogger('test').exception('call failed: %s', caught.value)
         texts.append(''.join(traceback.format_exception(caught.value)))
-    texts.append(client.complete(JB, (), body_limit=1 << 20).detail)
+    texts.append(client.complete(JB, complete_body((), 1 << 20)).detail)
     texts.append(caplog.text)
     texts += [repr(client), repr(RunnerIdentity(RN, RUNNER_TOKEN))]
     mock.get(f'{BASE}/runners/{RN}/next-job', json=job_body())

@@ -3,7 +3,6 @@ import random
 import pytest
 
 from sandbox import compare
-
 from sandbox.compare import outputs_match
 
 

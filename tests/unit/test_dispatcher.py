@@ -17,7 +17,7 @@ from sandbox.languages import Language
 from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.sandbox import FaultKind, HostFault
 from tests.unit.fake_sandbox import (COMPILE, GUARD_SEC, Completions, FakeSandbox, make_job,
-                                     stop_and_join, ok_case)
+                                     ok_case, stop_and_join)
 
 
 def statuses(tasks):

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from runner.backend.client import TokenRefused
-from runner.prep.prepare import Preparer
-from runner.backend.inbound import JobPayload
 from dispatcher.job import TaskMeta
+from runner.backend.client import TokenRefused
+from runner.backend.inbound import JobPayload
+from runner.prep.prepare import Preparer
 from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
 from sandbox.languages import Language
 from sandbox.sandbox import FaultKind, HostFault, disk_fault

@@ -57,8 +57,11 @@ def test_url_query_strings_never_reach_a_line(captured):
     logging.getLogger('urllib3.connection').error('Failed to parse headers (url=%s)',
                                                   'http://h:1/problem/1/checksum?token=SECRET42')
     logging.getLogger('x').warning("code at 'https://s3/c.zip?X-Amz-Signature=SIG&a=b' gone")
+    logging.getLogger('some.library').warning(
+        '"GET /problem/7/testdata?token=BARE77 HTTP/1.1" 500 0')
     text = captured.getvalue()
-    assert 'SECRET42' not in text and 'SIG' not in text
+    assert 'SECRET42' not in text and 'SIG' not in text and 'BARE77' not in text
+    assert '"GET /problem/7/testdata?<redacted> HTTP/1.1"' in text
     assert 'http://h:1/problem/1/checksum?<redacted>' in text
 
 

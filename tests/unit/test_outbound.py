@@ -69,7 +69,7 @@ def test_report_lists_tasks_then_cases_in_order():
     results = [[CaseResult(Status.AC, stdout='00'),
                 CaseResult(Status.WA, stdout='01')],
                [CaseResult(Status.TLE, exit_code=-9, exec_time_ms=3000, stdout='10')]]
-    tasks = complete_body(results, 1 << 20)['tasks']
+    tasks = complete_body(results, 1 << 20).tasks
     assert [[case['stdout'] for case in cases] for cases in tasks] == [['00', '01'], ['10']]
     assert tasks[1][0] == {
         'status': 'TLE',
@@ -89,4 +89,4 @@ def test_a_body_that_cannot_be_fitted_is_sent_whole(monkeypatch):
 
     monkeypatch.setattr(outbound, 'fit_tasks', broken)
     results = ((CaseResult(Status.AC, stdout='x' * 100), ), )
-    assert complete_body(results, 16)['tasks'][0][0]['stdout'] == 'x' * 100
+    assert complete_body(results, 16).tasks[0][0]['stdout'] == 'x' * 100

@@ -7,10 +7,10 @@ import pytest
 from dispatcher.job import Job, TaskMeta
 from runner.active_jobs import ActiveJobs
 from runner.backend.client import ProtocolError, TransportError, UnexpectedStatus
-from runner.poller import Poller
-from runner.backend.outbound import AbortReason
-from runner.reports import AbortReport
 from runner.backend.inbound import BadClaim, JobPayload
+from runner.backend.outbound import AbortReason
+from runner.poller import Poller
+from runner.reports import AbortReport
 from sandbox.languages import Language
 from sandbox.sandbox import FaultKind, HostFault
 from tests.unit.fakes import FakeTime, NoJitter

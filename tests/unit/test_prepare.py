@@ -8,15 +8,15 @@ import responses
 
 from runner.active_jobs import ActiveJobs
 from runner.backend.client import BackendClient
+from runner.backend.inbound import RunnerIdentity, parse_claim
+from runner.backend.outbound import AbortReason
+from runner.poller import Poller
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import FileLocks
-from runner.poller import Poller
 from runner.prep.prepare import MAX_SOURCE_BYTES, Preparer
-from runner.backend.outbound import AbortReason
-from runner.reports import AbortReport
 from runner.prep.testdata import TestdataCache as Cache
 from runner.prep.testdata import TestdataError as CacheError
-from runner.backend.inbound import RunnerIdentity, parse_claim
+from runner.reports import AbortReport
 from sandbox.languages import Language
 from tests.unit.fakes import make_zip, symlink
 

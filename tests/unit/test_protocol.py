@@ -4,8 +4,8 @@ import struct
 
 import pytest
 
-from sandbox.protocol import (PROTOCOL_VERSION, Kind, SupervisorProtocolError, RunRequest,
-                              SupervisorFailure, read_response)
+from sandbox.protocol import (PROTOCOL_VERSION, Kind, RunRequest, SupervisorFailure,
+                              SupervisorProtocolError, read_response)
 
 REQUEST = RunRequest(kind=Kind.CASE,
                      argv=('./main', ),

@@ -2,9 +2,9 @@ import threading
 
 import pytest
 
-from runner.backend.client import TransportError, Unauthorized, UnexpectedStatus, ProtocolError
-from runner.registration import RegistrationRefused, register
+from runner.backend.client import ProtocolError, TransportError, Unauthorized, UnexpectedStatus
 from runner.backend.inbound import Registration, RunnerConfig, RunnerIdentity
+from runner.registration import RegistrationRefused, register
 from tests.unit.fakes import NoJitter
 
 REGISTRATION = Registration(RunnerIdentity('rn_1', 'rk_secret'), RunnerConfig())

@@ -49,9 +49,9 @@ class Rig:
                                    rng=NoJitter(),
                                    workers=workers)
 
-    def complete(self, job_id, results, *, body_limit, with_outputs=True):
+    def complete(self, job_id, body):
         self.log.append(('complete', job_id))
-        assert results == TASKS
+        assert body == complete_body(TASKS, self.sender._body_limit)
         return self.complete_answers.pop(0)
 
     def abort(self, job_id, reason):
@@ -147,7 +147,7 @@ def test_complete_then_rejected_abort_exhausted():
 def test_a_crashing_complete_call_is_retried_and_still_finalized():
     rig = claimed(Rig())
 
-    def crash(job_id, results, **bound):
+    def crash(job_id, body):
         rig.log.append(('complete', job_id))
         raise TypeError('not serializable')
 
@@ -350,9 +350,8 @@ class BodyRig(Rig):
         self.bodies = []
         self.sender._body_limit = 4096
 
-    def complete(self, job_id, results, *, body_limit, with_outputs=True):
-        # As the client encodes it.
-        tasks = complete_body(results, body_limit, with_outputs)['tasks']
+    def complete(self, job_id, body):
+        tasks = body.tasks
         self.log.append(('complete', job_id))
         self.bodies.append(tasks)
         size = len(json.dumps({'tasks': tasks}))
@@ -394,3 +393,10 @@ def test_a_release_only_abort_finalizes_and_sends_nothing():
     rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR, release_only=True))
     assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1')]
     assert rig.tracker.claims_of('jb_1') == 1
+
+
+def test_a_result_that_cannot_be_encoded_is_given_up_and_finalized():
+    rig = claimed(Rig(complete=['2xx']))
+    rig.sender.process(CompleteReport('jb_1', JOB_DIR, (('not a result', ), )))
+    assert rig.log == [('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert rig.sender.given_up == 1

@@ -10,14 +10,13 @@ import zipfile
 import pytest
 
 import runner.prep.testdata
-
 from dispatcher.job import TaskMeta
+from runner.backend.http_session import Interrupted
 from runner.prep.locks import FileLocks, RedisLocks
 # Aliased: pytest would try to collect names starting with "Test".
 from runner.prep.testdata import LockTimeout
 from runner.prep.testdata import TestdataCache as Cache
 from runner.prep.testdata import TestdataError as CacheError
-from runner.backend.http_session import Interrupted
 from runner.prep.zips import ZipRejected
 
 GUARD_SEC = 60  # only guards against a hang; nothing asserts on time

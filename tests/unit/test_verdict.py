@@ -4,11 +4,11 @@ import signal
 
 import pytest
 
+from runner.backend.outbound import case_object
 from sandbox.languages import Language
 from sandbox.protocol import RunResponse
 from sandbox.results import Status
 from sandbox.verdict import Limits, case_result, status_of
-from runner.backend.outbound import case_object
 
 LIMITS = Limits(time_ms=1000, memory_kb=65536, output_bytes=1024)
 OK = RunResponse(exit_code=0,

@@ -1,0 +1,60 @@
+"""What a sandbox is made of: the settings of the sandbox layer and the limits
+of one container. Plain values, without Docker: the runner's settings read
+their defaults here."""
+import dataclasses
+import os
+import pathlib
+from typing import Dict, Optional
+
+MiB = 1024 * 1024
+# Memory a sandbox container needs beside a case's own: its writable places
+# and the two outputs live in its memory, and the supervisor's, with room.
+SUPERVISOR_HEADROOM_BYTES = 64 * MiB
+
+
+@dataclasses.dataclass(frozen=True)
+class ContainerLimits:
+    """Every writable place is a tmpfs capped in bytes and in inodes: what a
+    run leaves there costs the wipe after it at most that many removals."""
+    memory_bytes: int
+    pids: int
+    work_tmpfs_bytes: int  # compiles write here; cases only read their links here
+    tmp_tmpfs_bytes: int  # what a case may write, outside its judged memory
+    cpus: float
+    work_inodes: int = 16384  # the job's top-level files (chaos/) are linked here
+    tmp_inodes: int = 256
+    shm_bytes: int = 1024 * 1024  # POSIX semaphores
+    shm_inodes: int = 64
+    connect_timeout_sec: float = 20.0
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxSettings:
+    root: pathlib.Path  # host folder for boxes and compiled artifacts
+    max_containers: int = 8
+    max_parallel_runs: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
+    spares_per_image: int = 1
+    output_limit: int = 32 * MiB
+    report_limit: int = 8192
+    docker_url: Optional[str] = None
+    cpp_image: str = 'oj-sandbox-cpp:latest'
+    python_image: str = 'oj-sandbox-python:latest'
+    # Per container: comfortably above any case's limit and the compile bound,
+    # since fork storms and the output files (tmpfs) are charged to it too.
+    container_memory_bytes: int = 1536 * MiB
+    # A case may start 64 threads; PID 1 and the wipe's child take two more.
+    container_pids: int = 128
+    container_cpus: float = 1.0
+    work_bytes: int = 128 * MiB  # working folder, compiled program included
+    tmp_bytes: int = 4 * MiB  # what a case may keep in files, beside its memory
+    engine_timeout_sec: float = 30.0
+
+    @property
+    def images(self) -> Dict[str, str]:
+        return {'cpp': self.cpp_image, 'python': self.python_image}
+
+    @property
+    def headroom_bytes(self) -> int:
+        """What a container holds beside a case's own memory."""
+        return (self.work_bytes + self.tmp_bytes + ContainerLimits.shm_bytes +
+                2 * self.output_limit + SUPERVISOR_HEADROOM_BYTES)
