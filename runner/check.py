@@ -23,6 +23,7 @@ from runner.backend.client import (TOKEN_PROBE_PROBLEM, BackendClient, BackendEr
                                    Unauthorized, UnexpectedStatus)
 from runner.config import ConfigError, Settings, check_folder, folder_settings
 from runner.exit_codes import ExitCode
+from runner.version import VERSION
 from sandbox.docker_sandbox import DockerSandbox, ImageMismatch, check_image
 from sandbox.languages import Language
 from sandbox.results import Status
@@ -171,7 +172,7 @@ def _backend_checks(settings: Settings):
     yield Waiting(f'registering with {settings.backend_url} to check the registration token '
                   '(the backend keeps an identity that is never used and expires)')
     try:
-        registration = client.register(settings.registration_token, settings.runner_name)
+        registration = client.register(settings.registration_token, settings.runner_name, VERSION)
     except Unauthorized:
         yield Check('registration token', False, 'the backend refused RUNNER_REGISTRATION_TOKEN '
                     '(401)', 'check RUNNER_REGISTRATION_TOKEN')

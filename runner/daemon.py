@@ -30,6 +30,7 @@ from runner.prep.testdata import TestdataCache
 from runner.registration import RegistrationRefused, register
 from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
+from runner.version import VERSION
 from sandbox.docker_sandbox import COMPILE_MEMORY_KB, DockerSandbox, ImageMismatch, MiB
 from sandbox.languages import Language
 
@@ -177,7 +178,7 @@ class Daemon:
         tracker = ActiveJobs()
         metrics.RUNNER.info({
             'name': s.runner_name,
-            'version': metrics.VERSION,
+            'version': VERSION,
             'runner_id': registration.identity.runner_id
         })
         metrics.LIVE_CLAIMS.set_function(lambda: len(tracker))

@@ -13,7 +13,6 @@ from sandbox.results import CaseResult, CompileResult
 from sandbox.sandbox import Sandbox
 
 REGISTRY = prometheus_client.CollectorRegistry()
-VERSION = '1.0.0'
 
 RUNNER = Info('oj_runner',
               'The runner: name, version and the id the backend gave it.',

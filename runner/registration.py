@@ -6,6 +6,7 @@ from typing import Optional
 
 from runner.backend.client import BackendClient, BackendError, Unauthorized
 from runner.backend.inbound import Registration
+from runner.version import VERSION
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ def register(client: BackendClient,
     failures = 0
     while not stop.is_set():
         try:
-            registration = client.register(registration_token, name)
+            registration = client.register(registration_token, name, VERSION)
         except Unauthorized:
             raise RegistrationRefused(
                 'the backend refused RUNNER_REGISTRATION_TOKEN (401)') from None

@@ -157,13 +157,13 @@ class BackendClient:
 
     # -- runner identity ---------------------------------------------------
 
-    def register(self, registration_token: str, name: str) -> Registration:
+    def register(self, registration_token: str, name: str, version: str = '') -> Registration:
         what = 'POST /runners/register'
         with self._request('POST',
                            '/runners/register',
                            what,
                            auth=False,
-                           json_body=register_body(registration_token, name)) as response:
+                           json_body=register_body(registration_token, name, version)) as response:
             self._expect(response, (200, 201), what)
             return self._parse(parse_registration, self._read_json(response, what), what)
 

@@ -29,8 +29,12 @@ class AbortReason(str, enum.Enum):
     REJECTED = 'rejected'
 
 
-def register_body(registration_token: str, name: str) -> dict:
-    return {'registration_token': registration_token, 'name': name}
+def register_body(registration_token: str, name: str, version: str) -> dict:
+    # `version` is for the backend's runner list; a backend may ignore it.
+    body = {'registration_token': registration_token, 'name': name}
+    if version:
+        body['version'] = version
+    return body
 
 
 def heartbeat_body(job_ids: Sequence[str]) -> dict:

@@ -88,11 +88,15 @@ def test_register_parses_identity_and_config(mock):
                       'max_concurrent_jobs': 2
                   }
               })
-    registration = BackendClient(BASE).register(REGISTRATION_TOKEN, 'judge-7')
+    registration = BackendClient(BASE).register(REGISTRATION_TOKEN, 'judge-7', '1.2.3')
     assert registration.identity == RunnerIdentity(RN, RUNNER_TOKEN)
     assert registration.config == RunnerConfig(10, 1.5, 2)
     request = mock.calls[0].request
-    assert json.loads(request.body) == {'registration_token': REGISTRATION_TOKEN, 'name': 'judge-7'}
+    assert json.loads(request.body) == {
+        'registration_token': REGISTRATION_TOKEN,
+        'name': 'judge-7',
+        'version': '1.2.3'
+    }
     assert 'Authorization' not in request.headers
 
 

@@ -16,7 +16,7 @@ class FakeClient:
         self.answers = list(answers)
         self.calls = []
 
-    def register(self, token, name):
+    def register(self, token, name, version):
         self.calls.append((token, name))
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
@@ -99,7 +99,7 @@ def test_real_wait_wakes_on_stop(monkeypatch):
 
     class Client:
 
-        def register(self, token, name):
+        def register(self, token, name, version):
             attempted.set()
             raise TransportError('down')
 
