@@ -101,6 +101,10 @@ class Dispatcher:
             thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return not any(thread.is_alive() for thread in self._threads)
 
+    def is_alive(self) -> bool:
+        """Every worker runs."""
+        return bool(self._threads) and all(thread.is_alive() for thread in self._threads)
+
     # What the poller and the drain call.
 
     def handle(self, job: Job) -> bool:
@@ -191,6 +195,11 @@ class Dispatcher:
             return self._lock.wait_for(self._nothing_started, max(0.0, deadline - time.monotonic()))
         finally:
             self._lock.release()
+
+    def jobs_started(self) -> int:
+        """Jobs started and not yet finished (the drain's progress line)."""
+        with self._lock:
+            return sum(1 for gen in self._current.values() if gen.started)
 
     def _nothing_started(self) -> bool:
         return not any(gen.started for gen in self._current.values())

@@ -4,8 +4,7 @@ import dataclasses
 import logging
 import os
 import threading
-import time
-from typing import Optional
+from typing import Callable, Optional, Tuple
 
 import docker.errors
 import requests.exceptions
@@ -30,6 +29,7 @@ from runner.prep.testdata import TestdataCache
 from runner.registration import RegistrationRefused, register
 from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
+from runner.status_server import StatusServer
 from runner.version import VERSION
 from sandbox.docker_sandbox import COMPILE_MEMORY_KB, DockerSandbox, ImageMismatch, MiB
 from sandbox.languages import Language
@@ -37,13 +37,16 @@ from sandbox.languages import Language
 log = logging.getLogger(__name__)
 
 SANDBOX_STOP_SEC = 30.0
+# /healthz fails when no heartbeat was accepted for this many intervals.
+HEARTBEAT_GRACE_INTERVALS = 4
 
 
 class StartupError(Exception):
     """The host cannot judge (Docker engine unreachable, an image missing)."""
 
 
-def start_sandbox(settings: Settings) -> DockerSandbox:
+def start_sandbox(settings: Settings,
+                  on_start_failure: Callable[[], None] = lambda: None) -> DockerSandbox:
     config = settings.sandbox_settings()
     need = COMPILE_MEMORY_KB * 1024 + config.headroom_bytes
     if config.container_memory_bytes < need:
@@ -53,7 +56,7 @@ def start_sandbox(settings: Settings) -> DockerSandbox:
                            f'own {config.headroom_bytes // MiB} MiB), got '
                            f'{settings.sandbox_memory_mb}')
     try:
-        sandbox = DockerSandbox(config)
+        sandbox = DockerSandbox(config, on_start_failure=on_start_failure)
         for image in config.images.values():
             sandbox.check_image(image)
         sandbox.start()
@@ -99,8 +102,14 @@ class _Parts:
     health: HostHealth
 
     def start(self) -> None:
-        for part in (self.dispatcher, self.sender, self.poller, self.heartbeat, self.health):
+        for _, part in self.threads():
             part.start()
+
+    def threads(self):
+        """Every thread-owning part, by name, in start order."""
+        return (('dispatcher', self.dispatcher), ('result sender', self.sender),
+                ('poller', self.poller), ('heartbeat', self.heartbeat), ('host health',
+                                                                         self.health))
 
 
 class Daemon:
@@ -114,12 +123,14 @@ class Daemon:
         self._lock = threading.Lock()
         self._draining = False
         self._folders: Optional[JobFolders] = None
+        self._parts: Optional[_Parts] = None
+        self._status: Optional[StatusServer] = None
 
     def run(self) -> int:
-        sandbox = start_sandbox(self._settings)
+        sandbox = start_sandbox(self._settings, metrics.SANDBOX_START_FAILURES.inc)
         log.info('sandbox folder: %s', sandbox.home)
         try:
-            self._serve_metrics()
+            self._serve_status()
             try:
                 registration = self._register()
             except RegistrationRefused:
@@ -127,7 +138,7 @@ class Daemon:
                 return ExitCode.IDENTITY_REFUSED
             if registration is None:
                 return ExitCode.OK  # stopped during registration
-            parts = self._build(sandbox, registration)
+            parts = self._parts = self._build(sandbox, registration)
             parts.start()
             log.info('running: up to %d jobs at once, %d sandboxes',
                      registration.config.max_concurrent_jobs, self._settings.max_container_number)
@@ -146,15 +157,46 @@ class Daemon:
                 if self._folders is not None:
                     self._folders.close()
 
-    def _serve_metrics(self) -> None:
+    def _serve_status(self) -> None:
         port = self._settings.metrics_port
         if port is None:
             return
         try:
-            metrics.serve(port)
+            self._status = StatusServer(port, metrics.REGISTRY, self._alive, self._ready)
         except OSError as exc:
             raise StartupError(f'METRICS_PORT {port}: cannot listen ({exc})') from None
-        log.info('serving metrics on port %d', port)
+        self._status.start()
+        log.info('serving /metrics, /healthz and /readyz on port %d', port)
+
+    def _alive(self) -> Tuple[bool, str]:
+        """/healthz: the threads run and the backend takes heartbeats."""
+        parts = self._parts
+        if self._identity_lost.is_set():
+            return False, 'the backend refused this runner\'s identity'
+        if parts is None:
+            return True, 'registering'
+        if self._draining:
+            return True, 'draining'  # its threads end one by one, on purpose
+        for name, part in parts.threads():
+            if not part.is_alive():
+                return False, f'the {name} thread has ended'
+        within = HEARTBEAT_GRACE_INTERVALS * parts.heartbeat.interval_sec
+        if not parts.heartbeat.accepted_within(within):
+            return False, f'no heartbeat accepted for over {within:.0f} s'
+        return True, 'ok'
+
+    def _ready(self) -> Tuple[bool, str]:
+        """/readyz: the runner takes work now."""
+        parts = self._parts
+        if parts is None:
+            return False, 'registering'
+        if self._draining or self._stop.is_set():
+            return False, 'draining'
+        fault = parts.health.fault
+        if fault is not None:
+            return False, f'the host cannot judge now ({fault.kind.value})'
+        alive, reason = self._alive()
+        return (True, 'ok') if alive else (False, reason)
 
     def _register(self) -> Optional[Registration]:
         """None when a stop came first (even while the request was out)."""
@@ -184,6 +226,7 @@ class Daemon:
         metrics.LIVE_CLAIMS.set_function(lambda: len(tracker))
         metrics.SANDBOXES_MAX.set(s.max_container_number)
         metrics.SANDBOX_CONTAINERS.set_function(sandbox.containers_alive)
+        metrics.SANDBOXES_BUSY.set_function(sandbox.runs_in_progress)
         folders = self._folders = JobFolders(s.submission_dir, s.submission_backup_dir,
                                              sandbox.home.name)
         folders.start()
@@ -242,7 +285,7 @@ class Daemon:
                     'drain; %d claim(s) return to the queue at lease expiry', len(parts.tracker))
                 return ExitCode.IDENTITY_REFUSED
             self._draining = True
-        started = time.monotonic()
+        metrics.DRAINING.set(1)
         parts.health.stop()  # no more probing: the drain decides from here
         outcome = drain(dispatcher=parts.dispatcher,
                         poller=parts.poller,
@@ -250,8 +293,6 @@ class Daemon:
                         heartbeat=parts.heartbeat,
                         claims=lambda: len(parts.tracker),
                         budget_sec=self._settings.drain_timeout_sec)
-        metrics.DRAIN_SECONDS.set(time.monotonic() - started)
-        metrics.DRAIN_LEFT.set(outcome.claims_left)
         return ExitCode.OK if outcome.clean else ExitCode.DRAIN_INCOMPLETE
 
     def _on_identity_lost(self) -> None:

@@ -11,7 +11,9 @@
 8. stop the heartbeat, last: leases stay renewed until the final report.
 
 Every wait is granted what remains of one deadline, never a fresh budget.
-What outlives it is logged and left to lease expiry.
+What outlives it is logged and left to lease expiry. Meanwhile a progress
+line says every few seconds how far the drain is (`DrainProgress`), in the
+log and in the drain gauges.
 """
 import dataclasses
 import logging
@@ -19,8 +21,10 @@ import time
 from typing import Callable, List, Optional, Protocol
 
 from dispatcher.job import Job
+from runner import metrics
 from runner.backend.outbound import AbortReason
 from runner.reports import AbortReport
+from runner.threads import LoopThread
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,8 @@ POLLER_SHARE_SEC = 5.0
 REPORT_RESERVE_FRACTION = 0.2
 REPORT_RESERVE_MAX_SEC = 60.0
 DISPATCHER_SHARE_SEC = 5.0
+# How often a long wait of the drain says where it stands.
+PROGRESS_EVERY_SEC = 5.0
 
 
 class Deadline:
@@ -66,6 +72,9 @@ class Draining(Stoppable, Protocol):
     def wait_in_flight(self, timeout: float) -> bool:
         ...
 
+    def jobs_started(self) -> int:
+        ...
+
 
 class Reporting(Protocol):
 
@@ -97,9 +106,22 @@ def drain(*,
           budget_sec: float,
           clock: Callable[[], float] = time.monotonic) -> DrainOutcome:
     """Run the drain; `sender` is the result sender (submit, stop, join,
-    given_up) and `claims()` counts the live claims left."""
+    queued, given_up) and `claims()` counts the live claims left."""
     deadline = Deadline(budget_sec, clock)
     outcome = DrainOutcome()
+    progress = DrainProgress(dispatcher, sender, claims, deadline, clock)
+    progress.start()
+    try:
+        _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline, outcome)
+    finally:
+        progress.stop()
+        progress.join()
+        progress.report(log_line=False)  # the gauges as the drain left them
+    return outcome
+
+
+def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
+           outcome: DrainOutcome) -> None:
     given_up_before = sender.given_up
     log.info('drain: started, budget %.0f s', budget_sec)
 
@@ -148,7 +170,38 @@ def drain(*,
     else:
         log.error('drain: %d claim(s) and %d undelivered report(s) left to lease expiry',
                   outcome.claims_left, outcome.reports_given_up)
-    return outcome
+
+
+class DrainProgress(LoopThread):
+    """Says where the drain stands every PROGRESS_EVERY_SEC, in a log line and
+    in the drain gauges, from its own thread: the drain's waits stay whole."""
+
+    def __init__(self, dispatcher: Draining, sender, claims: Callable[[], int], deadline: Deadline,
+                 clock: Callable[[], float]):
+        super().__init__('drain-progress')
+        self._dispatcher = dispatcher
+        self._sender = sender
+        self._claims = claims
+        self._deadline = deadline
+        self._clock = clock
+        self._started = clock()
+
+    def report(self, log_line: bool = True) -> None:
+        claims = self._claims()
+        metrics.DRAIN_SECONDS.set(self._clock() - self._started)
+        metrics.DRAIN_LEFT.set(claims)
+        if log_line:
+            log.info(
+                'drain: %d job(s) running, %d report(s) queued, %d claim(s) held, '
+                '%.0f s of the budget left', self._dispatcher.jobs_started(), self._sender.queued(),
+                claims, self._deadline.remaining())
+
+    def _run(self) -> None:
+        while not self._stop.wait(PROGRESS_EVERY_SEC):
+            try:
+                self.report()
+            except Exception:
+                log.exception('drain progress failed')
 
 
 def _abort_unstarted(dispatcher: Draining, sender: Reporting) -> int:

@@ -1,5 +1,6 @@
 """The heartbeat: renews the lease of every held job, and keeps the identity alive."""
 import logging
+import threading
 import time
 from typing import Callable
 
@@ -39,6 +40,19 @@ class Heartbeat(LoopThread):
         self._on_identity_lost = on_identity_lost
         self._clock = clock
         self._wait = wait
+        self._lock = threading.Lock()
+        # Counted from the creation until the first beat is accepted.
+        self._last_accepted = clock()
+
+    def accepted_within(self, seconds: float) -> bool:
+        """Whether the backend accepted a beat in the last `seconds` (or the
+        heartbeat is younger than that)."""
+        with self._lock:
+            return self._clock() - self._last_accepted <= seconds
+
+    @property
+    def interval_sec(self) -> float:
+        return self._interval_sec
 
     def _run(self) -> None:
         unauthorized = 0
@@ -68,7 +82,11 @@ class Heartbeat(LoopThread):
             metrics.HEARTBEAT_FAILURES.inc()
             log.exception('heartbeat failed unexpectedly; next beat tries again')
             return False
-        if answer.outcome is not Outcome.ACCEPTED:
+        if answer.outcome is Outcome.ACCEPTED:
+            with self._lock:
+                self._last_accepted = self._clock()
+            metrics.HEARTBEAT_LAST_SUCCESS.set_to_current_time()
+        else:
             metrics.HEARTBEAT_FAILURES.inc()
         if answer.outcome is Outcome.UNAUTHORIZED:
             return True

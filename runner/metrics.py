@@ -9,8 +9,9 @@ import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram, Info
 
 from sandbox.job import CaseSpec, SandboxJob
-from sandbox.results import CaseResult, CompileResult
-from sandbox.sandbox import Sandbox
+from sandbox.languages import Language
+from sandbox.results import CaseResult, CompileResult, Status
+from sandbox.sandbox import FaultKind, Sandbox
 
 REGISTRY = prometheus_client.CollectorRegistry()
 
@@ -42,11 +43,27 @@ CASE_SECONDS = Histogram('oj_runner_case_duration_seconds',
 LIVE_CLAIMS = Gauge('oj_runner_live_claims',
                     'Claims held (leases being renewed).',
                     registry=REGISTRY)
-SANDBOXES_BUSY = Gauge('oj_runner_sandboxes_busy', 'Sandbox calls running now.', registry=REGISTRY)
+SANDBOXES_BUSY = Gauge('oj_runner_sandboxes_busy',
+                       'Runs (compiles and cases) holding a core now; not those waiting for one.',
+                       registry=REGISTRY)
 SANDBOXES_MAX = Gauge('oj_runner_sandboxes_max', 'MAX_CONTAINER_NUMBER.', registry=REGISTRY)
 SANDBOX_CONTAINERS = Gauge('oj_runner_sandbox_containers',
                            'Sandbox containers alive now, spares included.',
                            registry=REGISTRY)
+SANDBOX_START_FAILURES = Counter('oj_runner_sandbox_start_failures_total',
+                                 'Sandbox containers that did not start.',
+                                 registry=REGISTRY)
+HEARTBEAT_LAST_SUCCESS = Gauge('oj_runner_heartbeat_last_success_timestamp_seconds',
+                               'When the backend last accepted a heartbeat (Unix time).',
+                               registry=REGISTRY)
+POLL_FAILURES = Counter('oj_runner_poll_failures_total',
+                        'next-job calls that failed, by kind (transport, status, protocol).',
+                        ['kind'],
+                        registry=REGISTRY)
+POLL_LAST_SUCCESS = Gauge('oj_runner_poll_last_success_timestamp_seconds',
+                          'When a next-job call last got an answer (Unix time).',
+                          registry=REGISTRY)
+DRAINING = Gauge('oj_runner_draining', '1 while the runner drains.', registry=REGISTRY)
 HEARTBEAT_FAILURES = Counter('oj_runner_heartbeat_failures_total',
                              'Heartbeats that were not accepted.',
                              registry=REGISTRY)
@@ -73,17 +90,40 @@ DRAIN_LEFT = Gauge('oj_runner_drain_claims_left',
                    'Claims the last drain left to lease expiry.',
                    registry=REGISTRY)
 
+# The process's own CPU, memory and descriptors, and the Python it runs on.
+prometheus_client.ProcessCollector(registry=REGISTRY)
+prometheus_client.PlatformCollector(registry=REGISTRY)
+
+REPORT_KINDS = ('complete', 'abort_drain', 'abort_prep_failed', 'abort_rejected')
+REPORT_OUTCOMES = ('accepted', 'dropped_409', 'dropped_404', 'rejected', 'exhausted', 'other')
+POLL_FAILURE_KINDS = ('transport', 'status', 'protocol')
+
+
+def _zero_label_sets() -> None:
+    """Every label set exists from the start, at zero: a rate over a series that
+    appears only at its first event misses that event."""
+    for kind in REPORT_KINDS:
+        for outcome in REPORT_OUTCOMES:
+            REPORTS.labels(kind, outcome)
+    for language in Language:
+        for status in Status:
+            CASES.labels(status.value, language.name)
+        COMPILE_SECONDS.labels(language.name)
+        CASE_SECONDS.labels(language.name)
+    for kind in FaultKind:
+        HOST_FAULTS.labels(kind.value)
+    for kind in POLL_FAILURE_KINDS:
+        POLL_FAILURES.labels(kind)
+
+
+_zero_label_sets()
+
 
 def count_cases(language: str, results) -> None:
     """Every case of a finished job, CE and JE included, by its reported verdict."""
     for cases in results:
         for case in cases:
             CASES.labels(case.status.value, language).inc()
-
-
-def serve(port: int, addr: str = '0.0.0.0') -> None:
-    """Serve /metrics from a daemon thread."""
-    prometheus_client.start_http_server(port, addr=addr, registry=REGISTRY)
 
 
 class MeteredSandbox(Sandbox):
@@ -95,20 +135,18 @@ class MeteredSandbox(Sandbox):
         self._clock = clock
 
     def compile(self, job: SandboxJob) -> CompileResult:
-        with SANDBOXES_BUSY.track_inprogress():
-            started = self._clock()
-            try:
-                return self._inner.compile(job)
-            finally:
-                COMPILE_SECONDS.labels(job.language.name).observe(self._clock() - started)
+        started = self._clock()
+        try:
+            return self._inner.compile(job)
+        finally:
+            COMPILE_SECONDS.labels(job.language.name).observe(self._clock() - started)
 
     def run_case(self, job: SandboxJob, case: CaseSpec) -> CaseResult:
-        with SANDBOXES_BUSY.track_inprogress():
-            started = self._clock()
-            try:
-                return self._inner.run_case(job, case)
-            finally:
-                CASE_SECONDS.labels(job.language.name).observe(self._clock() - started)
+        started = self._clock()
+        try:
+            return self._inner.run_case(job, case)
+        finally:
+            CASE_SECONDS.labels(job.language.name).observe(self._clock() - started)
 
     def release(self, job_key: str) -> None:
         self._inner.release(job_key)

@@ -34,7 +34,8 @@ from typing import Callable, Dict, Optional, Protocol
 from dispatcher.job import Job
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import BackendClient, BackendError, TransportError, UnexpectedStatus
+from runner.backend.client import (BackendClient, BackendError, TransportError, Unauthorized,
+                                   UnexpectedStatus)
 from runner.backend.inbound import BadClaim, Claim, JobPayload
 from runner.backend.outbound import AbortReason
 from runner.host_health import HostHealth
@@ -131,8 +132,10 @@ class Poller(LoopThread):
         except BackendError as exc:
             if self._stop.is_set():
                 return  # our own stop cut the request short: nothing to say
+            metrics.POLL_FAILURES.labels(_failure_kind(exc)).inc()
             self._wait(self._stop, self._after_failed_poll(exc))
             return
+        metrics.POLL_LAST_SUCCESS.set_to_current_time()
         if self._failed_polls:
             log.info('the backend answers again (after %d failed polls)', self._failed_polls)
             self._failed_polls = 0
@@ -267,3 +270,12 @@ class Poller(LoopThread):
             log.info('returning job %s to the queue (drain)', job_id)
         self._sender.submit(
             AbortReport(job_id, reason, job_dir, submission_id=current_submission_id()))
+
+
+def _failure_kind(exc: BackendError) -> str:
+    """The `kind` label of a failed poll."""
+    if isinstance(exc, TransportError):
+        return 'transport'
+    if isinstance(exc, (UnexpectedStatus, Unauthorized)):
+        return 'status'
+    return 'protocol'  # an answer that is not what the protocol says

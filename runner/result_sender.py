@@ -78,6 +78,11 @@ class ResultSender:
     def submit(self, report: Report) -> None:
         self._queue.put(report)
 
+    def queued(self) -> int:
+        """Reports waiting for a sender thread (approximate: the drain's
+        progress line)."""
+        return self._queue.qsize()
+
     def start(self) -> None:
         for thread in self._threads:
             thread.start()
@@ -90,6 +95,10 @@ class ResultSender:
     def join(self, timeout: Optional[float] = None) -> bool:
         """True when the threads have ended (or never started)."""
         return join_all(self._threads, timeout)
+
+    def is_alive(self) -> bool:
+        """Every thread runs."""
+        return all(thread.is_alive() for thread in self._threads)
 
     @property
     def given_up(self) -> int:

@@ -42,6 +42,9 @@ class LoopThread:
     def join(self, timeout: Optional[float] = None) -> bool:
         return join_all([self._thread], timeout)
 
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
     def _wake(self) -> None:
         """Wake the loop from a block other than a wait on `self._stop`."""
 

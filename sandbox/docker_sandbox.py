@@ -75,7 +75,12 @@ class ImageMismatch(Exception):
 
 class DockerSandbox(Sandbox):
 
-    def __init__(self, settings: SandboxSettings, client: Optional[docker.DockerClient] = None):
+    def __init__(self,
+                 settings: SandboxSettings,
+                 client: Optional[docker.DockerClient] = None,
+                 on_start_failure: Callable[[], None] = lambda: None):
+        """`on_start_failure()` is told of every sandbox container that did not
+        start (a metric)."""
         self._settings = settings
         self._root = settings.root.resolve()
         self._instance = InstanceFolder(self._root)
@@ -93,6 +98,7 @@ class DockerSandbox(Sandbox):
         self._artifacts = self._home / 'artifacts'
         self._cpu_slots = threading.BoundedSemaphore(settings.max_parallel_runs)
         self._lock = threading.Lock()
+        self._running = 0  # runs holding a core (not those waiting for one)
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
         self._stopping = threading.Event()
@@ -102,7 +108,8 @@ class DockerSandbox(Sandbox):
             factory=lambda image: SandboxContainer(self._client, image, boxes, limits, labels),
             max_alive=settings.max_containers,
             spares={image: settings.spares_per_image
-                    for image in settings.images.values()})
+                    for image in settings.images.values()},
+            on_start_failure=on_start_failure)
 
     def start(self) -> None:
         self._claim_home()
@@ -116,6 +123,11 @@ class DockerSandbox(Sandbox):
 
     def join(self, timeout: Optional[float] = None) -> bool:
         return self._pool.join(timeout)
+
+    def runs_in_progress(self) -> int:
+        """Runs holding a core now; those waiting for one are not counted."""
+        with self._lock:
+            return self._running
 
     def containers_alive(self) -> int:
         """Sandbox containers alive now, spares included."""
@@ -370,7 +382,13 @@ class DockerSandbox(Sandbox):
                     # program's wall time would grow and a fair program could
                     # hit the sleeper bound.
                     with self._cpu_slots:
-                        run = container.run(request, stdin)
+                        with self._lock:
+                            self._running += 1
+                        try:
+                            run = container.run(request, stdin)
+                        finally:
+                            with self._lock:
+                                self._running -= 1
                     self._warn_without_landlock(run)
                     return finish(run, container)
             except (SandboxBroken, SupervisorFailure) as exc:

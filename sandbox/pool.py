@@ -30,8 +30,11 @@ class SandboxPool:
                  max_alive: int,
                  spares: Dict[str, int],
                  max_starting: int = 2,
-                 acquire_timeout: float = 120.0):
+                 acquire_timeout: float = 120.0,
+                 on_start_failure: Callable[[], None] = lambda: None):
+        """`on_start_failure()` is told of every container that did not start."""
         self._factory = factory
+        self._on_start_failure = on_start_failure
         # Only reached if callers run more at once than `max_alive`; a run
         # that cannot get a container becomes JE instead of waiting forever.
         self._acquire_timeout = acquire_timeout
@@ -182,6 +185,7 @@ class SandboxPool:
             with self._cond:
                 self._alive -= 1
                 self._cond.notify_all()
+            self._on_start_failure()
             raise
 
     def _spare_wanted(self) -> Optional[str]:

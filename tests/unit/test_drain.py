@@ -195,3 +195,35 @@ def test_a_poller_busy_past_its_share_is_joined_again_before_the_sender_stops():
     late_abort = ('submit', AbortReport.for_job(job(3), AbortReason.DRAIN))
     assert world.log.index('poller.join 3') < world.log.index(late_abort)
     assert world.log.index(late_abort) < world.log.index('sender.stop')
+
+
+def test_progress_says_where_the_drain_stands(caplog):
+    import logging
+
+    from runner import metrics
+    from runner.drain import Deadline, DrainProgress
+
+    class Dispatching:
+
+        def jobs_started(self):
+            return 3
+
+    class Sending:
+
+        def queued(self):
+            return 2
+
+    clock = Clock()
+    progress = DrainProgress(Dispatching(), Sending(), lambda: 5, Deadline(BUDGET, clock), clock)
+    with caplog.at_level(logging.INFO, logger='runner.drain'):
+        progress.report()
+    assert '3 job(s) running, 2 report(s) queued, 5 claim(s) held' in caplog.text
+    assert metrics.DRAIN_LEFT._value.get() == 5 and metrics.DRAIN_SECONDS._value.get() > 0
+
+
+def test_the_drain_leaves_its_gauges_as_it_ended():
+    from runner import metrics
+    world = World(Clock())
+    world.claims = 1
+    run(world)
+    assert metrics.DRAIN_LEFT._value.get() == 1
