@@ -20,7 +20,7 @@ from runner.drain import drain
 from runner.exit_codes import ExitCode
 from runner.heartbeat import Heartbeat
 from runner.host_health import HostHealth
-from runner.logs import about_job
+from runner.logs import about_job, set_runner_id
 from runner.poller import Poller
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import make_locks
@@ -218,6 +218,7 @@ class Daemon:
         # downloads short without touching the heartbeat's or the sender's.
         poller_client = client.with_identity(registration.identity)
         tracker = ActiveJobs()
+        set_runner_id(registration.identity.runner_id)
         metrics.RUNNER.info({
             'name': s.runner_name,
             'version': VERSION,

@@ -83,6 +83,7 @@ class Heartbeat(LoopThread):
             log.exception('heartbeat failed unexpectedly; next beat tries again')
             return False
         if answer.outcome is Outcome.ACCEPTED:
+            log.debug('heartbeat accepted (%s)', answer.detail)
             with self._lock:
                 self._last_accepted = self._clock()
             metrics.HEARTBEAT_LAST_SUCCESS.set_to_current_time()

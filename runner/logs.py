@@ -9,11 +9,13 @@ print.
 """
 import contextlib
 import contextvars
-import json
+import datetime
 import logging
 import re
 import sys
 from typing import Iterator, Optional, Tuple
+
+from pythonjsonlogger import json as jsonlogger
 
 _current: 'contextvars.ContextVar[Optional[Tuple[str, str]]]' = contextvars.ContextVar('job',
                                                                                        default=None)
@@ -76,27 +78,50 @@ class TextFormatter(logging.Formatter):
         return line
 
 
-class JsonFormatter(logging.Formatter):
+class JsonFormatter(jsonlogger.JsonFormatter):
+    """One JSON object per line: `time` (RFC 3339, UTC, milliseconds), `level`,
+    `logger`, `message`, every extra field of the record (the job's ids
+    among them), the runner's id once registered, and `exception`."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            'time': self.formatTime(record, '%Y-%m-%dT%H:%M:%S%z'),
-            'level': record.levelname,
-            'logger': record.name,
-            'message': record.getMessage(),
-        }
-        for key in ('job_id', 'submission_id'):
-            if hasattr(record, key):
-                entry[key] = getattr(record, key)
-        if record.exc_info:
-            entry['exception'] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
+    def __init__(self):
+        super().__init__('{asctime}{levelname}{name}{message}',
+                         style='{',
+                         rename_fields={
+                             'asctime': 'time',
+                             'levelname': 'level',
+                             'name': 'logger',
+                             'exc_info': 'exception'
+                         },
+                         json_ensure_ascii=False)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: Optional[str] = None) -> str:
+        when = datetime.datetime.fromtimestamp(record.created, tz=datetime.timezone.utc)
+        return when.strftime('%Y-%m-%dT%H:%M:%S.') + f'{when.microsecond // 1000:03d}Z'
+
+
+_runner_id: Optional[str] = None
+
+
+def set_runner_id(runner_id: Optional[str]) -> None:
+    """Every line from now on carries the id the backend gave this runner."""
+    global _runner_id
+    _runner_id = runner_id
+
+
+class RunnerFields(logging.Filter):
+    """Adds the runner's id to each record once it is known (a handler filter)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _runner_id is not None and not hasattr(record, 'runner_id'):
+            record.runner_id = _runner_id
+        return True
 
 
 def configure_logging(level: str, fmt: str, stream=None) -> None:
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == 'json' else TextFormatter())
     handler.addFilter(JobFields())
+    handler.addFilter(RunnerFields())
     handler.addFilter(RedactQueries())
     root = logging.getLogger()
     root.handlers[:] = [handler]

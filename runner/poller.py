@@ -140,6 +140,7 @@ class Poller(LoopThread):
             log.info('the backend answers again (after %d failed polls)', self._failed_polls)
             self._failed_polls = 0
         if claim is None:
+            log.debug('next-job: nothing to claim')
             # A backend that ignores `wait` answers at once: fall back to the
             # poll interval, counted from when we asked.
             rest = self._poll_interval_sec - (self._clock() - asked_at)

@@ -389,6 +389,10 @@ class DockerSandbox(Sandbox):
                         finally:
                             with self._lock:
                                 self._running -= 1
+                    log.debug(
+                        '%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB, '
+                        'wipe %d us', request.kind.name.lower(), container.name, run.exit_code,
+                        run.signal, run.cpu_us, run.wall_us, run.maxrss_kb, run.wipe_us)
                     self._warn_without_landlock(run)
                     return finish(run, container)
             except (SandboxBroken, SupervisorFailure) as exc:

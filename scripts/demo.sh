@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec python3 scripts/demo.py
+exec .venv/bin/python scripts/demo.py

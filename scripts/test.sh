@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-python3 -m pytest -q tests/unit tests/localbackend
-python3 -m pytest -q tests --ignore=tests/unit --ignore=tests/localbackend
+.venv/bin/python -m pytest -q tests/unit tests/localbackend
+.venv/bin/python -m pytest -q tests --ignore=tests/unit --ignore=tests/localbackend

@@ -3,12 +3,13 @@ import http.server
 import io
 import json
 import logging
+import re
 import threading
 
 import pytest
 
 from runner.backend.client import BackendClient, UnexpectedStatus
-from runner.logs import about_job, configure_logging
+from runner.logs import about_job, configure_logging, set_runner_id
 
 SIGNATURE = 'sig-secret'
 SANDBOX_TOKEN = 'sandbox-secret'
@@ -31,8 +32,24 @@ def test_json_lines_parse_and_carry_the_ids(captured):
     log.warning('between jobs')
     first, second = [json.loads(line) for line in captured.getvalue().splitlines()]
     assert first['message'] == 'judging now' and first['level'] == 'INFO'
+    assert first['logger'] == 'anything.at.all'
     assert first['job_id'] == 'jb_7' and first['submission_id'] == 'sub_9'
     assert 'job_id' not in second
+    # RFC 3339 in UTC, to the millisecond.
+    assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z', first['time']), first['time']
+
+
+def test_json_lines_keep_extra_fields_and_carry_the_runner_id(captured):
+    configure_logging('INFO', 'json', captured)
+    logging.getLogger('x').info('before registration')
+    set_runner_id('rn_42')
+    try:
+        logging.getLogger('x').info('claimed', extra={'claims': 3})
+    finally:
+        set_runner_id(None)
+    first, second = [json.loads(line) for line in captured.getvalue().splitlines()]
+    assert 'runner_id' not in first
+    assert second['runner_id'] == 'rn_42' and second['claims'] == 3
 
 
 def test_text_lines_carry_the_ids(captured):
