@@ -15,6 +15,7 @@ command -v debootstrap >/dev/null || missing+=(debootstrap)
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v docker-compose >/dev/null || missing+=(docker-compose)
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+command -v systemd-analyze >/dev/null || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]}" >&2
     as_root apt-get update -qq
