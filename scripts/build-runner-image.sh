@@ -23,17 +23,8 @@ suite="${DEBIAN_SUITE:-bookworm}"
 python="${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}"
 
 step() { echo "runner image: $*" >&2; }
-# Runs a step with its output kept aside; on failure, shows its end.
-quietly() {
-    local log
-    log="$(mktemp)"
-    "$@" >"$log" 2>&1 || {
-        tail -n 30 "$log" >&2
-        echo "failed: $* (full log: $log)" >&2
-        exit 1
-    }
-    rm -f "$log"
-}
+# shellcheck source=quietly.sh
+. scripts/quietly.sh
 # Everything the image is made of: a change to any of it rebuilds the image.
 source_hash() {
     {

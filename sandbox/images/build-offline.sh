@@ -21,17 +21,8 @@ have_image() { [ -z "${FORCE:-}" ] && docker image inspect "$1" >/dev/null 2>&1;
 # An image is current when it was built from today's supervisor and Dockerfile
 # (its oj-sandbox.source label): a changed supervisor is never left unbuilt.
 source_hash() { cat "$here/supervisor.c" "$here/$1" | sha256sum | cut -c1-16; }
-# Runs a step with its output kept aside; on failure, shows its end.
-quietly() {
-    local log
-    log="$(mktemp)"
-    "$@" >"$log" 2>&1 || {
-        tail -n 30 "$log" >&2
-        echo "failed: $* (full log: $log)" >&2
-        exit 1
-    }
-    rm -f "$log"
-}
+# shellcheck source=../../scripts/quietly.sh
+. "$here/../../scripts/quietly.sh"
 is_current() {
     have_image "$1" &&
         [ "$(docker image inspect -f '{{index .Config.Labels "oj-sandbox.source"}}' "$1")" = "$2" ]
