@@ -9,11 +9,12 @@ import signal
 import threading
 import time
 import uuid
-from typing import Callable, Dict, Iterator, Optional, Tuple, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
 
 import docker
 import docker.errors
 
+from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import LABEL, PROTOCOL_LABEL, SandboxBroken, SandboxContainer
 from sandbox.instance_folder import InstanceFolder, held
 from sandbox.job import CaseSpec, SandboxJob
@@ -25,7 +26,7 @@ from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.sandbox import FaultKind, HostFault, Sandbox, disk_fault
 from sandbox.settings import ContainerLimits, MiB, SandboxSettings
 from sandbox.static_memory import writable_bytes
-from sandbox.verdict import Limits, case_result, report_text
+from sandbox.verdict import Limits, case_result, report_text, worth_another_run
 
 log = logging.getLogger(__name__)
 T = TypeVar('T')
@@ -96,6 +97,11 @@ class DockerSandbox(Sandbox):
         self._labels = labels = {ROOT_LABEL: str(self._root), INSTANCE_LABEL: str(self._home)}
         boxes = self._home / 'boxes'
         self._artifacts = self._home / 'artifacts'
+        # Shared by every runner on this root: a hidden name, which the
+        # removal of dead instances' folders passes over.
+        self._cache = (CompileCache(self._root / '.compile-cache', settings.compile_cache_bytes)
+                       if settings.compile_cache_bytes > 0 else None)
+        self._image_ids: Dict[str, str] = {}
         self._cpu_slots = threading.BoundedSemaphore(settings.max_parallel_runs)
         self._lock = threading.Lock()
         self._running = 0  # runs holding a core (not those waiting for one)
@@ -112,6 +118,12 @@ class DockerSandbox(Sandbox):
             on_start_failure=on_start_failure)
 
     def start(self) -> None:
+        for kind, image in self._settings.images.items():
+            try:
+                # The compile cache keys by the exact toolchain image.
+                self._image_ids[kind] = self._client.images.get(image).id
+            except Exception:
+                log.warning('no compile cache for %s: its image id is unknown', image)
         self._claim_home()
         self._remove_dead_instances()
         self._artifacts.mkdir(parents=True, exist_ok=True)
@@ -217,21 +229,47 @@ class DockerSandbox(Sandbox):
         try:
             shutil.rmtree(staging, ignore_errors=True)
             _copy_tree(job.source_dir, staging)
+            key = self._compile_key(job, toolchain, staging)
+            cached = self._cache.get(key) if key is not None else None
+            if cached is not None:
+                return self._from_cache(cached, toolchain, staging)
         except OSError as exc:
             raise disk_fault(exc, 'the sandbox folder') or exc
         return self._in_sandbox(
             job, toolchain, staging, _compile_request(toolchain, self._settings), None,
-            lambda run, container: self._compiled(run, toolchain, staging, container),
+            lambda run, container: self._compiled(run, toolchain, staging, container, key),
             lambda why: CompileResult(Status.JE, why))
 
+    def _compile_key(self, job: SandboxJob, toolchain: Toolchain,
+                     staging: pathlib.Path) -> Optional[str]:
+        image_id = self._image_ids.get(toolchain.image_kind)
+        if self._cache is None or image_id is None:
+            return None
+        return cache_key(job.language.name, toolchain.compile_argv, image_id, staging)
+
+    def _from_cache(self, cached: Entry, toolchain: Toolchain,
+                    staging: pathlib.Path) -> CompileResult:
+        if cached.program is not None:
+            target = staging / toolchain.artifact
+            shutil.copyfile(cached.program, target)
+            target.chmod(0o755)
+            with self._lock:
+                self._static_bytes[staging] = cached.static_bytes
+        log.debug('compile cache hit: %s', cached.status.value)
+        return CompileResult(cached.status, cached.message)
+
     def _compiled(self, run: RunResponse, toolchain: Toolchain, staging: pathlib.Path,
-                  container: SandboxContainer) -> CompileResult:
+                  container: SandboxContainer, key: Optional[str]) -> CompileResult:
         message = report_text(run.stderr or run.stdout, self._settings.report_limit)
         if run.cpu_timeout or run.wall_timeout:
             return CompileResult(Status.CE, f'compilation took longer than {COMPILE_SECONDS} s')
         if run.oom_kills:
             return CompileResult(Status.CE, 'compilation ran out of memory (1 GiB)')
         if run.signal or run.exit_code:
+            if key is not None and not run.signal:
+                # The compiler's own verdict on the source: the same every time
+                # (a timeout or a kill may be the host's load, and is not kept).
+                self._cache.put(key, Status.CE, message, None, 0)
             return CompileResult(Status.CE, message)
         if toolchain.artifact:
             if run.artifact_status != 'ok':
@@ -239,10 +277,14 @@ class DockerSandbox(Sandbox):
             target = staging / toolchain.artifact
             target.write_bytes(run.artifact)
             target.chmod(0o755)
+            static_bytes = writable_bytes(run.artifact) or 0
             with self._lock:
-                self._static_bytes[staging] = writable_bytes(run.artifact) or 0
+                self._static_bytes[staging] = static_bytes
             # The compile container serves cases too: give it the program.
             container.add_job_file(target, toolchain.artifact)
+        if key is not None:
+            self._cache.put(key, Status.AC, message, run.artifact if toolchain.artifact else None,
+                            static_bytes if toolchain.artifact else 0)
         return CompileResult(Status.AC, message)
 
     def run_case(self, job: SandboxJob, case: CaseSpec) -> CaseResult:
@@ -267,12 +309,27 @@ class DockerSandbox(Sandbox):
             return CaseResult.judge_error(f'cannot read the expected output: {exc.strerror}')
         limits = Limits(time_ms=case.time_limit_ms,
                         memory_kb=case.memory_limit_kb,
-                        output_bytes=self._settings.output_limit)
-        return self._in_sandbox(
-            job, toolchain, staging, _case_request(toolchain, limits,
-                                                   self._settings), case.input_path,
-            lambda run, _: case_result(run, limits, toolchain, expected, self._settings.report_limit
-                                       ), CaseResult.judge_error)
+                        output_bytes=self._settings.output_limit,
+                        tle_margin=self._settings.tle_margin)
+        request = _case_request(toolchain, limits, self._settings)
+        runs: List[RunResponse] = []
+
+        def judged(run: RunResponse, _) -> CaseResult:
+            runs.append(run)
+            return case_result(run, limits, toolchain, expected, self._settings.report_limit)
+
+        first = self._in_sandbox(job, toolchain, staging, request, case.input_path, judged,
+                                 CaseResult.judge_error)
+        if not runs or not worth_another_run(runs[-1], limits):
+            return first
+        # Once more, and the lower time counts: a loaded host only ever adds.
+        log.info('TLE within %.1fx the limit (%d ms of %d ms): running the case once more',
+                 limits.tle_margin, runs[-1].cpu_us // 1000, limits.time_ms)
+        again = self._in_sandbox(job, toolchain, staging, request, case.input_path, judged,
+                                 CaseResult.judge_error)
+        if len(runs) < 2 or again.status is Status.JE:
+            return first
+        return first if runs[-2].cpu_us <= runs[-1].cpu_us else again
 
     def _judge_failure(self, job: SandboxJob, exc: Exception) -> str:
         """A run that failed in two sandboxes: the host's fault (HostFault)
@@ -451,7 +508,7 @@ def _case_request(toolchain: Toolchain, limits: Limits, settings: SandboxSetting
     return RunRequest(kind=Kind.CASE,
                       argv=toolchain.run_argv,
                       workdir=CASE_DIR,
-                      cpu_ms=limits.time_ms,
+                      cpu_ms=limits.kill_ms,
                       wall_ms=limits.wall_ms,
                       mem_kb=limits.memory_kb,
                       data_kb=_memory_cap_kb(limits.memory_kb),

@@ -48,6 +48,11 @@ class SandboxSettings:
     work_bytes: int = 128 * MiB  # working folder, compiled program included
     tmp_bytes: int = 4 * MiB  # what a case may keep in files, beside its memory
     engine_timeout_sec: float = 30.0
+    # A case whose CPU time ends within this multiple of its limit is run once
+    # more (the lower time counts); 1.0 stops every run at its limit.
+    tle_margin: float = 1.5
+    # The compile cache's bound on disk (sandbox/compile_cache.py); 0 turns it off.
+    compile_cache_bytes: int = 1024 * MiB
 
     @property
     def images(self) -> Dict[str, str]:

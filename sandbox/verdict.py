@@ -4,6 +4,7 @@ When several verdicts apply, the first of JE, TLE, MLE, OLE, RE wins, then WA
 or AC by comparison. JE is decided by the caller (the run did not happen).
 """
 import dataclasses
+import math
 
 from sandbox.compare import outputs_match
 from sandbox.languages import Toolchain
@@ -16,11 +17,28 @@ class Limits:
     time_ms: int
     memory_kb: int
     output_bytes: int
+    # A run is stopped at this multiple of its time limit, not at the limit:
+    # one that ends between the two is TLE, but may be run again (noise only
+    # ever adds time), and the lower time counts.
+    tle_margin: float = 1.0
 
     @property
     def wall_ms(self) -> int:
         # Catches sleepers, whose CPU time stays low.
         return 3 * self.time_ms + 1000
+
+    @property
+    def kill_ms(self) -> int:
+        """The CPU time at which the supervisor stops a run."""
+        return max(self.time_ms, math.ceil(self.time_ms * self.tle_margin))
+
+
+def worth_another_run(run: RunResponse, limits: Limits) -> bool:
+    """A TLE on CPU time within the margin: the run ended (or was stopped for
+    memory or output) before the kill, so its time may be the neighbours'."""
+    cpu_ms = run.cpu_us / 1000
+    return (limits.time_ms < cpu_ms <= limits.kill_ms and not run.cpu_timeout
+            and not run.wall_timeout)
 
 
 def exit_code_of(run: RunResponse) -> int:
@@ -62,9 +80,14 @@ def report_text(data: bytes, limit: int) -> str:
 
 def case_result(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: bytes,
                 report_limit: int) -> CaseResult:
-    return CaseResult(status=status_of(run, limits, toolchain, expected),
+    status = status_of(run, limits, toolchain, expected)
+    exec_time_ms = round(run.cpu_us / 1000)
+    if status is Status.TLE:
+        # Above the limit, always: a TLE never reads as a time within it.
+        exec_time_ms = max(math.ceil(run.cpu_us / 1000), limits.time_ms + 1)
+    return CaseResult(status=status,
                       exit_code=exit_code_of(run),
-                      exec_time_ms=round(run.cpu_us / 1000),
+                      exec_time_ms=exec_time_ms,
                       memory_kb=run.maxrss_kb,
                       stdout=report_text(run.stdout, report_limit),
                       stderr=report_text(run.stderr, report_limit))

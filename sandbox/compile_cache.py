@@ -1,0 +1,140 @@
+"""The host's compile cache: a compile's outcome, keyed by everything that
+determines it, so a rejudge of an unchanged submission skips its compile.
+
+The key covers the language, the compile command, the toolchain image's id
+and every file of the build folder (the source and the problem's `chaos/`
+files), by name and content. An entry holds the result (AC, or a CE the
+compiler itself reported) and the compiled program, with its SHA-256.
+
+Only the host writes entries, from what the supervisor sent back, never from a
+folder a submission could write; an entry whose program does not match its
+recorded hash is dropped on read. Entries are written under a temporary name
+and renamed into place, so concurrent jobs (and runners sharing a DATA_DIR)
+see whole entries or none. The cache is bounded on disk: past `max_bytes`,
+the least recently used entries go.
+"""
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import pathlib
+import shutil
+import threading
+import uuid
+from typing import Iterable, Optional
+
+from sandbox.results import Status
+
+log = logging.getLogger(__name__)
+
+# Changes when the entry format or what the key covers changes.
+FORMAT = 1
+_RESULT = 'result.json'
+_PROGRAM = 'program'
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    status: Status  # AC or CE
+    message: str
+    program: Optional[pathlib.Path]  # None for a language without a compiled program
+    static_bytes: int
+
+
+def cache_key(language: str, compile_argv: Iterable[str], image_id: str,
+              build_dir: pathlib.Path) -> str:
+    digest = hashlib.sha256()
+    for part in (f'format={FORMAT}', f'language={language}', f'image={image_id}',
+                 'argv=' + '\0'.join(compile_argv)):
+        digest.update(part.encode() + b'\n')
+    for path in sorted(p for p in build_dir.rglob('*') if p.is_file()):
+        name = path.relative_to(build_dir).as_posix()
+        digest.update(b'file=' + name.encode('utf-8', 'surrogateescape') + b'\0' +
+                      hashlib.sha256(path.read_bytes()).hexdigest().encode() + b'\n')
+    return digest.hexdigest()
+
+
+class CompileCache:
+
+    def __init__(self, root: pathlib.Path, max_bytes: int):
+        self._root = root
+        self._max_bytes = max_bytes
+        self._lock = threading.Lock()  # one eviction at a time in this process
+
+    def get(self, key: str) -> Optional[Entry]:
+        folder = self._root / key
+        try:
+            document = json.loads((folder / _RESULT).read_text())
+            status = Status(document['status'])
+            if status not in (Status.AC, Status.CE):
+                raise ValueError('not a cacheable status')
+            program = None
+            if document['program_sha256'] is not None:
+                program = folder / _PROGRAM
+                if _sha256(program) != document['program_sha256']:
+                    raise ValueError('the program does not match its hash')
+            entry = Entry(status, str(document['message']), program, int(document['static_bytes']))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning('compile cache: dropping entry %s (%s)', key[:16], exc)
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
+        try:
+            os.utime(folder)  # recently used
+        except OSError:
+            pass
+        return entry
+
+    def put(self, key: str, status: Status, message: str, program: Optional[bytes],
+            static_bytes: int) -> None:
+        """Best effort: a cache that cannot be written only costs compiles."""
+        assert status in (Status.AC, Status.CE)
+        temporary = self._root / f'.tmp-{uuid.uuid4().hex}'
+        try:
+            temporary.mkdir(parents=True)
+            if program is not None:
+                (temporary / _PROGRAM).write_bytes(program)
+            (temporary / _RESULT).write_text(
+                json.dumps({
+                    'status':
+                    status.value,
+                    'message':
+                    message,
+                    'program_sha256':
+                    None if program is None else hashlib.sha256(program).hexdigest(),
+                    'static_bytes':
+                    static_bytes,
+                }))
+            try:
+                temporary.rename(self._root / key)
+            except OSError:
+                pass  # another job put the same entry first
+        except OSError as exc:
+            log.warning('compile cache: cannot write an entry (%s)', exc.strerror)
+        finally:
+            shutil.rmtree(temporary, ignore_errors=True)
+        self._evict()
+
+    def _evict(self) -> None:
+        with self._lock:
+            try:
+                entries = [(folder.stat().st_mtime, folder, _size(folder))
+                           for folder in self._root.iterdir() if not folder.name.startswith('.')]
+            except OSError:
+                return
+            total = sum(size for _, _, size in entries)
+            for _, folder, size in sorted(entries, key=lambda e: e[0]):
+                if total <= self._max_bytes:
+                    break
+                shutil.rmtree(folder, ignore_errors=True)
+                total -= size
+
+
+def _sha256(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _size(folder: pathlib.Path) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())

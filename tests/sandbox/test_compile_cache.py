@@ -1,0 +1,62 @@
+"""A rejudge of an unchanged submission skips its compile: the second job with
+the same build takes the cached program into its own fresh container and is
+judged the same; a compile error is served from the cache too."""
+import logging
+import uuid
+
+import pytest
+
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.languages import Language
+from sandbox.results import Status
+
+pytestmark = pytest.mark.docker
+
+SOURCE = ('#include <stdio.h>\nint main(void){int a,b;scanf("%d %d",&a,&b);'
+          'printf("%d\\n",a+b);return 0;}\n')
+
+
+def job_of(tmp_path, source, name):
+    src = tmp_path / name / 'src'
+    src.mkdir(parents=True)
+    (src / 'main.c').write_text(source)
+    return SandboxJob(key=f'{name}-{uuid.uuid4()}', language=Language.C, source_dir=src)
+
+
+def hits(caplog):
+    return sum('compile cache hit' in r.getMessage() for r in caplog.records)
+
+
+def test_the_second_compile_of_the_same_build_is_a_cache_hit(sandbox, tmp_path, caplog):
+    (tmp_path / 'in').write_text('40 2\n')
+    (tmp_path / 'out').write_text('42\n')
+    case = CaseSpec(tmp_path / 'in', tmp_path / 'out', 1000, 65536)
+    marker = f'// {uuid.uuid4()}\n'  # a build no earlier test made
+    first, again = job_of(tmp_path, SOURCE + marker, 'first'), job_of(tmp_path, SOURCE + marker,
+                                                                      'again')
+    try:
+        with caplog.at_level(logging.DEBUG, logger='sandbox.docker_sandbox'):
+            assert sandbox.compile(first).ok
+            assert hits(caplog) == 0
+            assert sandbox.run_case(first, case).status is Status.AC
+            sandbox.release(first.key)  # its containers and its program go
+            assert sandbox.compile(again).ok
+            assert hits(caplog) == 1
+        assert sandbox.run_case(again, case).status is Status.AC
+    finally:
+        sandbox.release(first.key)
+        sandbox.release(again.key)
+
+
+def test_a_compile_error_is_served_from_the_cache_with_its_message(sandbox, tmp_path, caplog):
+    broken = f'int main(void) {{ return {uuid.uuid4().hex[:8]}_undeclared; }}\n'
+    jobs = [job_of(tmp_path, broken, name) for name in ('one', 'two')]
+    try:
+        with caplog.at_level(logging.DEBUG, logger='sandbox.docker_sandbox'):
+            first, second = (sandbox.compile(job) for job in jobs)
+        assert first.status is second.status is Status.CE
+        assert second.message == first.message and 'undeclared' in first.message
+        assert hits(caplog) == 1
+    finally:
+        for job in jobs:
+            sandbox.release(job.key)

@@ -1,0 +1,86 @@
+"""A TLE within the margin is run once more and the lower time counts; a run
+the supervisor stopped at the margin, or a sleeper, is not."""
+import dataclasses
+import pathlib
+
+import pytest
+
+from sandbox.docker_sandbox import DockerSandbox
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.languages import Language
+from sandbox.results import Status
+from sandbox.settings import SandboxSettings
+from tests.unit.test_verdict import OK
+
+LIMIT_MS = 1000
+
+
+def ran(cpu_ms, **changes):
+    return dataclasses.replace(OK, cpu_us=int(cpu_ms * 1000), wall_us=int(cpu_ms * 1000), **changes)
+
+
+@pytest.fixture
+def judge(tmp_path, monkeypatch):
+    """Judges one C case whose runs measure as given, one per attempt."""
+
+    def judge_case(*measured, tle_margin=1.5):
+        sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root', tle_margin=tle_margin),
+                                client=object())
+        job = SandboxJob(key='k', language=Language.C, source_dir=tmp_path / 'src')
+        staging = sandbox._staging(job.key)
+        staging.mkdir(parents=True)
+        (staging / Language.C.toolchain.artifact).write_bytes(b'')
+        (tmp_path / 'in').write_bytes(b'1 2\n')
+        (tmp_path / 'out').write_bytes(b'3\n')
+        runs, requests = list(measured), []
+
+        def attempts(job, toolchain, staging, request, stdin, finish):
+            requests.append(request)
+            return finish(runs.pop(0), None)
+
+        monkeypatch.setattr(sandbox, '_attempts', attempts)
+        result = sandbox.run_case(job, CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
+        return result, requests
+
+    return judge_case
+
+
+def test_a_run_is_stopped_at_the_margin_not_at_the_limit(judge):
+    _, requests = judge(ran(10))
+    assert [r.cpu_ms for r in requests] == [1500]
+
+
+def test_a_tle_within_the_margin_that_runs_within_the_limit_again_is_accepted(judge):
+    result, requests = judge(ran(1200), ran(900))
+    assert len(requests) == 2
+    assert (result.status, result.exec_time_ms) == (Status.AC, 900)
+
+
+def test_two_tles_within_the_margin_report_the_lower_time(judge):
+    result, requests = judge(ran(1300), ran(1200))
+    assert len(requests) == 2
+    assert (result.status, result.exec_time_ms) == (Status.TLE, 1200)
+
+
+def test_a_run_stopped_at_the_margin_is_tle_at_once(judge):
+    result, requests = judge(ran(1501, cpu_timeout=True, signal=9))
+    assert len(requests) == 1
+    assert result.status is Status.TLE and result.exec_time_ms > LIMIT_MS
+
+
+def test_a_sleeper_is_not_run_again(judge):
+    result, requests = judge(ran(5, wall_timeout=True, signal=9))
+    assert len(requests) == 1
+    assert (result.status, result.exec_time_ms) == (Status.TLE, LIMIT_MS + 1)
+
+
+def test_without_a_margin_runs_stop_at_the_limit_and_are_not_run_again(judge):
+    result, requests = judge(ran(1001, cpu_timeout=True, signal=9), tle_margin=1.0)
+    assert [r.cpu_ms for r in requests] == [1000]
+    assert result.status is Status.TLE
+
+
+def test_a_tle_reports_a_time_above_its_limit(judge):
+    # 1000.4 ms rounds to the limit itself; a TLE never reads as within it.
+    result, _ = judge(ran(1000.4, cpu_timeout=True, signal=9))
+    assert result.status is Status.TLE and result.exec_time_ms == LIMIT_MS + 1
