@@ -384,9 +384,10 @@ class DockerSandbox(Sandbox):
                                          self._home / 'boxes', self._limits, self._labels)
             container.start()
             container.stage(folder / 'src')
+            # Never from the compile cache: the test is that the compiler works.
             compiled = self._compiled(
                 container.run(_compile_request(toolchain, self._settings), None), toolchain,
-                folder / 'src', container)
+                folder / 'src', container, None)
             if not compiled.ok:
                 return CaseResult(status=compiled.status, stderr=compiled.message)
             limits = Limits(time_ms=2000,

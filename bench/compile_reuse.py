@@ -1,0 +1,126 @@
+"""What the compile cache and the precompiled <bits/stdc++.h> save, in one run.
+
+    python -m bench.compile_reuse [--submissions 100] [--cases 5]
+
+1. A rejudge storm: N distinct submissions (C, C++ and Python in turn; each a
+   build of its own), judged once (compile and `--cases` cases each, two
+   workers, as many as this machine's cores), then judged again as new jobs
+   with the same builds, as a testdata fix rejudges them. Prints both walls
+   and their ratio.
+2. A C++ job that starts with `#include <bits/stdc++.h>` (compile and
+   `--cases` cases), end to end, with the compile cache off so the compiler
+   runs: the precompiled header is what it costs.
+
+Figures are printed, never asserted.
+"""
+import argparse
+import concurrent.futures
+import os
+import pathlib
+import statistics
+import tempfile
+import time
+import uuid
+
+import docker
+
+from sandbox.docker_sandbox import DockerSandbox
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.languages import Language
+from sandbox.results import Status
+from sandbox.settings import SandboxSettings
+
+SOURCES = {
+    Language.C: '#include <stdio.h>\nint main(void){long long a,b;scanf("%lld %lld",&a,&b);'
+    'printf("%lld\\n",a+b);return 0;}\n',
+    Language.CPP: '#include <iostream>\nint main(){long long a,b;std::cin>>a>>b;'
+    'std::cout<<a+b<<"\\n";}\n',
+    Language.PYTHON: 'a, b = map(int, input().split())\nprint(a + b)\n',
+}
+BITS = ('#include <bits/stdc++.h>\nusing namespace std;\nint main(){long long a,b;cin>>a>>b;'
+        'vector<long long> v{a,b};cout<<accumulate(v.begin(),v.end(),0LL)<<"\\n";}\n')
+
+
+def lay_out(folder: pathlib.Path, language: Language, source: str, cases: int):
+    src = folder / 'src'
+    src.mkdir(parents=True)
+    (src / language.source_name).write_text(source)
+    specs = []
+    for n in range(cases):
+        (folder / f'{n}.in').write_text(f'{n} 40\n')
+        (folder / f'{n}.out').write_text(f'{n + 40}\n')
+        specs.append(CaseSpec(folder / f'{n}.in', folder / f'{n}.out', 2000, 262144))
+    return src, specs
+
+
+def judge(sandbox: DockerSandbox, language: Language, src: pathlib.Path, specs) -> float:
+    job = SandboxJob(key=uuid.uuid4().hex, language=language, source_dir=src)
+    started = time.monotonic()
+    try:
+        assert sandbox.compile(job).ok
+        for spec in specs:
+            assert sandbox.run_case(job, spec).status is Status.AC
+    finally:
+        sandbox.release(job.key)
+    return time.monotonic() - started
+
+
+def storm(sandbox: DockerSandbox, builds, workers: int) -> float:
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda b: judge(sandbox, *b), builds))
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--submissions', type=int, default=100)
+    parser.add_argument('--cases', type=int, default=5)
+    args = parser.parse_args()
+    workers = os.cpu_count() or 1
+    client = docker.from_env(timeout=60)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        sandbox = DockerSandbox(SandboxSettings(root=tmp / 'root', max_containers=workers),
+                                client=client)
+        sandbox.start()
+        try:
+            languages = list(SOURCES)
+            builds = []
+            for n in range(args.submissions):
+                language = languages[n % len(languages)]
+                comment = '#' if language is Language.PYTHON else '//'
+                src, specs = lay_out(tmp / f's{n}', language,
+                                     SOURCES[language] + f'{comment} submission {n}\n', args.cases)
+                builds.append((language, src, specs))
+            first = storm(sandbox, builds, workers)
+            again = storm(sandbox, builds, workers)
+        finally:
+            sandbox.stop()
+            sandbox.join(60)
+            sandbox.remove_leftovers()
+        print(f'rejudge storm: {args.submissions} submissions x (compile + {args.cases} cases), '
+              f'{workers} workers')
+        print(f'  first judging:          {first:6.1f} s')
+        print(f'  rejudge, same builds:   {again:6.1f} s   ({first / again:.1f}x faster)')
+
+        uncached = DockerSandbox(SandboxSettings(root=tmp / 'nocache',
+                                                 max_containers=workers,
+                                                 compile_cache_bytes=0),
+                                 client=client)
+        uncached.start()
+        try:
+            walls = []
+            for n in range(5):
+                src, specs = lay_out(tmp / f'bits{n}', Language.CPP, BITS, args.cases)
+                walls.append(judge(uncached, Language.CPP, src, specs))
+        finally:
+            uncached.stop()
+            uncached.join(60)
+            uncached.remove_leftovers()
+        print(f'<bits/stdc++.h> job (compile + {args.cases} cases, cache off): median '
+              f'{statistics.median(walls):.2f} s of 5 ({min(walls):.2f}-{max(walls):.2f})')
+
+
+if __name__ == '__main__':
+    main()
