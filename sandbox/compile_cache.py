@@ -38,7 +38,9 @@ _PROGRAM = 'program'
 class Entry:
     status: Status  # AC or CE
     message: str
-    program: Optional[pathlib.Path]  # None for a language without a compiled program
+    # Read once and checked against its hash: what is used is what was checked,
+    # whatever happens to the entry afterwards (an eviction, another runner).
+    program: Optional[bytes]  # None for a language without a compiled program
     static_bytes: int
 
 
@@ -71,8 +73,8 @@ class CompileCache:
                 raise ValueError('not a cacheable status')
             program = None
             if document['program_sha256'] is not None:
-                program = folder / _PROGRAM
-                if _sha256(program) != document['program_sha256']:
+                program = (folder / _PROGRAM).read_bytes()
+                if hashlib.sha256(program).hexdigest() != document['program_sha256']:
                     raise ValueError('the program does not match its hash')
             entry = Entry(status, str(document['message']), program, int(document['static_bytes']))
         except FileNotFoundError:
@@ -130,10 +132,6 @@ class CompileCache:
                     break
                 shutil.rmtree(folder, ignore_errors=True)
                 total -= size
-
-
-def _sha256(path: pathlib.Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _size(folder: pathlib.Path) -> int:

@@ -251,7 +251,7 @@ class DockerSandbox(Sandbox):
                     staging: pathlib.Path) -> CompileResult:
         if cached.program is not None:
             target = staging / toolchain.artifact
-            shutil.copyfile(cached.program, target)
+            target.write_bytes(cached.program)
             target.chmod(0o755)
             with self._lock:
                 self._static_bytes[staging] = cached.static_bytes
