@@ -1,10 +1,11 @@
 """The host's compile cache: a compile's outcome, keyed by everything that
 determines it, so a rejudge of an unchanged submission skips its compile.
 
-The key covers the language, the compile command, the toolchain image's id
-and every file of the build folder (the source and the problem's `chaos/`
-files), by name and content. An entry holds the result (AC, or a CE the
-compiler itself reported) and the compiled program, with its SHA-256.
+The key covers the language, the whole compile request (command, limits,
+environment, how much of the output is kept), the toolchain image's id and
+every file of the build folder (the source and the problem's `chaos/` files),
+by name and content. An entry holds the result (AC, or a CE the compiler
+itself reported) and the compiled program, with its SHA-256.
 
 Only the host writes entries, from what the supervisor sent back, never from a
 folder a submission could write; an entry whose program does not match its
@@ -21,8 +22,9 @@ import os
 import pathlib
 import shutil
 import threading
+import time
 import uuid
-from typing import Iterable, Optional
+from typing import Optional
 
 from sandbox.results import Status
 
@@ -31,6 +33,7 @@ log = logging.getLogger(__name__)
 # Changes when the entry format or what the key covers changes.
 FORMAT = 1
 _RESULT = 'result.json'
+STALE_TEMPORARY_SEC = 3600
 _PROGRAM = 'program'
 
 
@@ -44,16 +47,24 @@ class Entry:
     static_bytes: int
 
 
-def cache_key(language: str, compile_argv: Iterable[str], image_id: str,
-              build_dir: pathlib.Path) -> str:
+def cache_key(language: str, request: str, image_id: str, build_dir: pathlib.Path) -> str:
+    """`request`: the compile request, written out whole (its repr)."""
     digest = hashlib.sha256()
     for part in (f'format={FORMAT}', f'language={language}', f'image={image_id}',
-                 'argv=' + '\0'.join(compile_argv)):
+                 f'request={request}'):
         digest.update(part.encode() + b'\n')
     for path in sorted(p for p in build_dir.rglob('*') if p.is_file()):
         name = path.relative_to(build_dir).as_posix()
         digest.update(b'file=' + name.encode('utf-8', 'surrogateescape') + b'\0' +
-                      hashlib.sha256(path.read_bytes()).hexdigest().encode() + b'\n')
+                      _file_sha256(path).encode() + b'\n')
+    return digest.hexdigest()
+
+
+def _file_sha256(path: pathlib.Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, 'rb') as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b''):
+            digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -122,8 +133,15 @@ class CompileCache:
     def _evict(self) -> None:
         with self._lock:
             try:
-                entries = [(folder.stat().st_mtime, folder, _size(folder))
-                           for folder in self._root.iterdir() if not folder.name.startswith('.')]
+                folders = list(self._root.iterdir())
+                now = time.time()
+                for folder in folders:
+                    # A put a crash cut short.
+                    if (folder.name.startswith('.tmp-')
+                            and now - folder.stat().st_mtime > STALE_TEMPORARY_SEC):
+                        shutil.rmtree(folder, ignore_errors=True)
+                entries = [(folder.stat().st_mtime, folder, _size(folder)) for folder in folders
+                           if not folder.name.startswith('.')]
             except OSError:
                 return
             total = sum(size for _, _, size in entries)
@@ -135,4 +153,6 @@ class CompileCache:
 
 
 def _size(folder: pathlib.Path) -> int:
-    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    """What the entry takes on disk (blocks, not bytes: a small entry is a block)."""
+    return folder.stat().st_blocks * 512 + sum(p.stat().st_blocks * 512
+                                               for p in folder.iterdir() if p.is_file())

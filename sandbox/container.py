@@ -86,6 +86,11 @@ class SandboxContainer:
         return f'<SandboxContainer {self.name} {self.image}>'
 
     @property
+    def image_id(self) -> Optional[str]:
+        """The id of the image this container was made from (the tag may move)."""
+        return (self._container.attrs or {}).get('Image') if self._container else None
+
+    @property
     def broken(self) -> bool:
         return self._conn is None
 

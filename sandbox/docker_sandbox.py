@@ -57,6 +57,8 @@ CASE_DESCRIPTORS = 128
 # that cases share.
 _COMPILE_ENV = _ENV + (('TMPDIR', COMPILE_DIR), )
 
+# TLE reruns a job may take (see run_case).
+MAX_RERUNS_PER_JOB = 5
 # A self-test result serves every failure within this long (several workers
 # failing at once run one test).
 SELF_TEST_REUSE_SEC = 5.0
@@ -105,6 +107,7 @@ class DockerSandbox(Sandbox):
         self._cpu_slots = threading.BoundedSemaphore(settings.max_parallel_runs)
         self._lock = threading.Lock()
         self._running = 0  # runs holding a core (not those waiting for one)
+        self._reruns: Dict[str, int] = {}  # TLE reruns taken, by job key
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
         self._stopping = threading.Event()
@@ -237,15 +240,33 @@ class DockerSandbox(Sandbox):
             raise disk_fault(exc, 'the sandbox folder') or exc
         return self._in_sandbox(
             job, toolchain, staging, _compile_request(toolchain, self._settings), None,
-            lambda run, container: self._compiled(run, toolchain, staging, container, key),
+            lambda run, container: self._compiled(
+                run, toolchain, staging, container,
+                self._key_for(job, toolchain, staging, container, key)),
             lambda why: CompileResult(Status.JE, why))
 
-    def _compile_key(self, job: SandboxJob, toolchain: Toolchain,
-                     staging: pathlib.Path) -> Optional[str]:
-        image_id = self._image_ids.get(toolchain.image_kind)
+    def _compile_key(self,
+                     job: SandboxJob,
+                     toolchain: Toolchain,
+                     staging: pathlib.Path,
+                     image_id: Optional[str] = None) -> Optional[str]:
+        """The build's cache key under the image last seen compiling (or
+        `image_id`); None without a cache or an image id."""
+        image_id = image_id or self._image_ids.get(toolchain.image_kind)
         if self._cache is None or image_id is None:
             return None
-        return cache_key(job.language.name, toolchain.compile_argv, image_id, staging)
+        return cache_key(job.language.name, repr(_compile_request(toolchain, self._settings)),
+                         image_id, staging)
+
+    def _key_for(self, job: SandboxJob, toolchain: Toolchain, staging: pathlib.Path,
+                 container: SandboxContainer, key: Optional[str]) -> Optional[str]:
+        """The key a compile just made is filed under: the image that made it
+        (the tag may have moved since the lookup), which lookups use from now on."""
+        image_id = container.image_id
+        if key is None or image_id is None or image_id == self._image_ids.get(toolchain.image_kind):
+            return key
+        self._image_ids[toolchain.image_kind] = image_id
+        return self._compile_key(job, toolchain, staging, image_id)
 
     def _from_cache(self, cached: Entry, toolchain: Toolchain,
                     staging: pathlib.Path) -> CompileResult:
@@ -266,9 +287,10 @@ class DockerSandbox(Sandbox):
         if run.oom_kills:
             return CompileResult(Status.CE, 'compilation ran out of memory (1 GiB)')
         if run.signal or run.exit_code:
-            if key is not None and not run.signal:
-                # The compiler's own verdict on the source: the same every time
-                # (a timeout or a kill may be the host's load, and is not kept).
+            if key is not None and not run.signal and run.exit_code == 1:
+                # The compiler's own verdict on the source (exit 1), the same
+                # every time; a timeout, a kill or an internal error (another
+                # exit) may be a limit's or the host's, and is not kept.
                 self._cache.put(key, Status.CE, message, None, 0)
             return CompileResult(Status.CE, message)
         if toolchain.artifact:
@@ -320,16 +342,35 @@ class DockerSandbox(Sandbox):
 
         first = self._in_sandbox(job, toolchain, staging, request, case.input_path, judged,
                                  CaseResult.judge_error)
-        if not runs or not worth_another_run(runs[-1], limits):
+        if not runs or not worth_another_run(runs[-1], limits) or not self._take_rerun(job):
             return first
         # Once more, and the lower time counts: a loaded host only ever adds.
         log.info('TLE within %.1fx the limit (%d ms of %d ms): running the case once more',
                  limits.tle_margin, runs[-1].cpu_us // 1000, limits.time_ms)
-        again = self._in_sandbox(job, toolchain, staging, request, case.input_path, judged,
-                                 CaseResult.judge_error)
+        try:
+            again = self._in_sandbox(job, toolchain, staging, request, case.input_path, judged,
+                                     CaseResult.judge_error)
+        except HostFault:
+            return first  # the first run was judged; the host's fault is met again later
         if len(runs) < 2 or again.status is Status.JE:
             return first
-        return first if runs[-2].cpu_us <= runs[-1].cpu_us else again
+        before, after = runs[-2], runs[-1]
+        if (after.stdout, after.exit_code, after.signal) != (before.stdout, before.exit_code,
+                                                             before.signal):
+            # Not the same run slower or faster: a program that behaves
+            # differently when run again does not get to choose between them.
+            return first
+        return first if before.cpu_us <= after.cpu_us else again
+
+    def _take_rerun(self, job: SandboxJob) -> bool:
+        """One of the job's few reruns: a job of many near-limit cases cannot
+        make the host judge each of them twice."""
+        with self._lock:
+            used = self._reruns.get(job.key, 0)
+            if used >= MAX_RERUNS_PER_JOB:
+                return False
+            self._reruns[job.key] = used + 1
+            return True
 
     def _judge_failure(self, job: SandboxJob, exc: Exception) -> str:
         """A run that failed in two sandboxes: the host's fault (HostFault)
@@ -407,6 +448,7 @@ class DockerSandbox(Sandbox):
         staging = self._staging(job_key)
         with self._lock:
             self._static_bytes.pop(staging, None)
+            self._reruns.pop(job_key, None)
         shutil.rmtree(staging, ignore_errors=True)
 
     def _staging(self, job_key: str) -> pathlib.Path:

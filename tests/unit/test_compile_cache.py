@@ -21,7 +21,7 @@ def build(tmp_path):
 
 
 def key_of(build, language='C', argv=ARGV, image='sha256:aa'):
-    return cache_key(language, argv, image, build)
+    return cache_key(language, repr(argv), image, build)
 
 
 def test_the_key_covers_language_flags_image_and_every_file(build):
@@ -73,7 +73,11 @@ def test_a_second_put_of_the_same_key_keeps_the_first(tmp_path):
 
 
 def test_the_least_recently_used_entries_go_past_the_bound(tmp_path):
-    cache = CompileCache(tmp_path / 'cache', 2500)
+    from sandbox.compile_cache import _size
+    probe = CompileCache(tmp_path / 'probe', 1 << 30)
+    probe.put('k', Status.AC, '', b'x' * 1000, 0)
+    one = _size(tmp_path / 'probe' / 'k')  # on disk: blocks, not bytes
+    cache = CompileCache(tmp_path / 'cache', int(2.5 * one))
     for n, age in ((1, 300), (2, 200)):
         cache.put(f'k{n}', Status.AC, '', b'x' * 1000, 0)
         os.utime(tmp_path / 'cache' / f'k{n}', (1e9 - age, 1e9 - age))

@@ -84,3 +84,43 @@ def test_a_tle_reports_a_time_above_its_limit(judge):
     # 1000.4 ms rounds to the limit itself; a TLE never reads as within it.
     result, _ = judge(ran(1000.4, cpu_timeout=True, signal=9))
     assert result.status is Status.TLE and result.exec_time_ms == LIMIT_MS + 1
+
+
+def test_a_rerun_that_answers_differently_does_not_count(judge):
+    # A randomized program that spins past the limit when it fails its own
+    # check does not get a second draw: the runs must be the same run.
+    result, requests = judge(ran(1100, stdout=b'wrong\n'), ran(500, stdout=b'3\n'))
+    assert len(requests) == 2
+    assert result.status is Status.TLE and result.exec_time_ms == 1100
+
+
+def test_a_job_takes_only_a_few_reruns(tmp_path, monkeypatch):
+    from sandbox.docker_sandbox import MAX_RERUNS_PER_JOB
+    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root'), client=object())
+    job = SandboxJob(key='k', language=Language.C, source_dir=tmp_path)
+    assert [sandbox._take_rerun(job)
+            for _ in range(MAX_RERUNS_PER_JOB + 2)] == [True] * MAX_RERUNS_PER_JOB + [False, False]
+    sandbox.release(job.key)
+    assert sandbox._take_rerun(job)
+
+
+def test_a_host_fault_in_the_rerun_keeps_the_first_judgement(tmp_path, monkeypatch, judge):
+    from sandbox.sandbox import FaultKind, HostFault
+    calls = []
+
+    def attempts(job, toolchain, staging, request, stdin, finish):
+        calls.append(request)
+        if len(calls) == 2:
+            raise HostFault(FaultKind.ENGINE, 'the engine went away')
+        return finish(ran(1200), None)
+
+    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root'), client=object())
+    job = SandboxJob(key='k', language=Language.C, source_dir=tmp_path / 'src')
+    staging = sandbox._staging(job.key)
+    staging.mkdir(parents=True)
+    (staging / Language.C.toolchain.artifact).write_bytes(b'')
+    (tmp_path / 'in').write_bytes(b'')
+    (tmp_path / 'out').write_bytes(b'3\n')
+    monkeypatch.setattr(sandbox, '_attempts', attempts)
+    result = sandbox.run_case(job, CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
+    assert len(calls) == 2 and result.status is Status.TLE and result.exec_time_ms == 1200
