@@ -1,7 +1,6 @@
 """A TLE within the margin is run once more and the lower time counts; a run
 the supervisor stopped at the margin, or a sleeper, is not."""
 import dataclasses
-import pathlib
 
 import pytest
 
@@ -23,7 +22,8 @@ def ran(cpu_ms, **changes):
 def judge(tmp_path, monkeypatch):
     """Judges one C case whose runs measure as given, one per attempt."""
 
-    def judge_case(*measured, tle_margin=1.5):
+    def judge_case(*measured, tle_margin=1.5, fail_on=None):
+        """`fail_on`: the attempt (1-based) that raises it instead of running."""
         sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root', tle_margin=tle_margin),
                                 client=object())
         job = SandboxJob(key='k', language=Language.C, source_dir=tmp_path / 'src')
@@ -36,6 +36,8 @@ def judge(tmp_path, monkeypatch):
 
         def attempts(job, toolchain, staging, request, stdin, finish):
             requests.append(request)
+            if fail_on is not None and fail_on[0] == len(requests):
+                raise fail_on[1]
             return finish(runs.pop(0), None)
 
         monkeypatch.setattr(sandbox, '_attempts', attempts)
@@ -104,23 +106,9 @@ def test_a_job_takes_only_a_few_reruns(tmp_path, monkeypatch):
     assert sandbox._take_rerun(job)
 
 
-def test_a_host_fault_in_the_rerun_keeps_the_first_judgement(tmp_path, monkeypatch, judge):
+def test_a_host_fault_in_the_rerun_keeps_the_first_judgement(judge):
     from sandbox.sandbox import FaultKind, HostFault
-    calls = []
-
-    def attempts(job, toolchain, staging, request, stdin, finish):
-        calls.append(request)
-        if len(calls) == 2:
-            raise HostFault(FaultKind.ENGINE, 'the engine went away')
-        return finish(ran(1200), None)
-
-    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root'), client=object())
-    job = SandboxJob(key='k', language=Language.C, source_dir=tmp_path / 'src')
-    staging = sandbox._staging(job.key)
-    staging.mkdir(parents=True)
-    (staging / Language.C.toolchain.artifact).write_bytes(b'')
-    (tmp_path / 'in').write_bytes(b'')
-    (tmp_path / 'out').write_bytes(b'3\n')
-    monkeypatch.setattr(sandbox, '_attempts', attempts)
-    result = sandbox.run_case(job, CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
-    assert len(calls) == 2 and result.status is Status.TLE and result.exec_time_ms == 1200
+    result, requests = judge(ran(1200),
+                             fail_on=(2, HostFault(FaultKind.ENGINE, 'the engine went away')))
+    assert len(requests) == 2
+    assert (result.status, result.exec_time_ms) == (Status.TLE, 1200)
