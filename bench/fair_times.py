@@ -1,0 +1,99 @@
+"""False TLEs on a loaded host, with and without the rerun margin, in one run.
+
+    python -m bench.fair_times [--runs 40] [--limit-ms 300]
+
+A C program whose CPU time is about 80 % of its limit (calibrated first, on
+the idle host) is judged `--runs` times while every core also runs a busy
+loop (the neighbours of an exam-end batch), once with runs stopped at the
+limit (`tle_margin` 1.0: how it was) and once with the margin (1.5: a TLE
+within it is run again and the lower time counts). Prints the false-TLE rate
+of each and the spread of the measured times. Figures are printed, never
+asserted.
+"""
+import argparse
+import multiprocessing
+import os
+import pathlib
+import statistics
+import tempfile
+import uuid
+
+import docker
+
+from sandbox.docker_sandbox import DockerSandbox
+from sandbox.job import CaseSpec, SandboxJob
+from sandbox.languages import Language
+from sandbox.results import Status
+from sandbox.settings import SandboxSettings
+
+SPIN = ('#include <stdio.h>\nint main(void){long n;if(scanf("%ld",&n)!=1)return 1;'
+        'volatile unsigned long x=0;for(long i=0;i<n;i++)x+=i*i;puts("ok");return 0;}\n')
+
+
+def busy() -> None:
+    while True:
+        pass
+
+
+def judge_many(client, root: pathlib.Path, folder: pathlib.Path, margin: float, loops: int,
+               limit_ms: int, runs: int):
+    sandbox = DockerSandbox(SandboxSettings(root=root, max_containers=2, tle_margin=margin),
+                            client=client)
+    sandbox.start()
+    job = SandboxJob(key=uuid.uuid4().hex, language=Language.C, source_dir=folder / 'src')
+    (folder / 'in').write_text(f'{loops}\n')
+    case = CaseSpec(folder / 'in', folder / 'out', limit_ms, 65536)
+    try:
+        assert sandbox.compile(job).ok
+        return [sandbox.run_case(job, case) for _ in range(runs)]
+    finally:
+        sandbox.release(job.key)
+        sandbox.stop()
+        sandbox.join(60)
+        sandbox.remove_leftovers()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--runs', type=int, default=40)
+    parser.add_argument('--limit-ms', type=int, default=300)
+    args = parser.parse_args()
+    client = docker.from_env(timeout=60)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = pathlib.Path(tmp) / 'job'
+        (folder / 'src').mkdir(parents=True)
+        (folder / 'src' / 'main.c').write_text(SPIN)
+        (folder / 'out').write_text('ok\n')
+        # Calibrate on the idle host: loops for 80 % of the limit.
+        probe = judge_many(client, pathlib.Path(tmp) / 'probe', folder, 1.5, 10**8, 60_000, 3)
+        per_loop_ms = statistics.median(r.exec_time_ms for r in probe) / 10**8
+        loops = int(0.8 * args.limit_ms / per_loop_ms)
+        neighbours = [
+            multiprocessing.Process(target=busy, daemon=True) for _ in range(os.cpu_count() or 1)
+        ]
+        for n in neighbours:
+            n.start()
+        try:
+            results = {
+                margin:
+                judge_many(client,
+                           pathlib.Path(tmp) / f'm{margin}', folder, margin, loops, args.limit_ms,
+                           args.runs)
+                for margin in (1.0, 1.5)
+            }
+        finally:
+            for n in neighbours:
+                n.terminate()
+    print(f'a program at ~80 % of a {args.limit_ms} ms limit, {args.runs} runs each, every core '
+          'also busy:')
+    for margin, judged in results.items():
+        times = [r.exec_time_ms for r in judged if r.status is Status.AC]
+        tle = sum(r.status is Status.TLE for r in judged)
+        spread = (f'AC times median {statistics.median(times)} ms, '
+                  f'cv {statistics.pstdev(times) / statistics.mean(times):.0%}' if times else '')
+        print(
+            f'  margin {margin}: {tle}/{len(judged)} false TLE ({tle / len(judged):.0%}); {spread}')
+
+
+if __name__ == '__main__':
+    main()
