@@ -1,8 +1,8 @@
 """False TLEs on a loaded host, with and without the rerun margin, in one run.
 
-    python -m bench.fair_times [--runs 40] [--limit-ms 300]
+    python -m bench.fair_times [--runs 40] [--limit-ms 300] [--fraction 0.8]
 
-A C program whose CPU time is about 80 % of its limit (calibrated first, on
+A C program whose CPU time is about `--fraction` (80 %) of its limit (calibrated first, on
 the idle host) is judged `--runs` times while every core also runs a busy
 loop (the neighbours of an exam-end batch), once with runs stopped at the
 limit (`tle_margin` 1.0: how it was) and once with the margin (1.5: a TLE
@@ -57,6 +57,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--runs', type=int, default=40)
     parser.add_argument('--limit-ms', type=int, default=300)
+    parser.add_argument('--fraction', type=float, default=0.8)
     args = parser.parse_args()
     client = docker.from_env(timeout=60)
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,10 +65,10 @@ def main() -> None:
         (folder / 'src').mkdir(parents=True)
         (folder / 'src' / 'main.c').write_text(SPIN)
         (folder / 'out').write_text('ok\n')
-        # Calibrate on the idle host: loops for 80 % of the limit.
+        # Calibrate on the idle host: loops for that fraction of the limit.
         probe = judge_many(client, pathlib.Path(tmp) / 'probe', folder, 1.5, 10**8, 60_000, 3)
         per_loop_ms = statistics.median(r.exec_time_ms for r in probe) / 10**8
-        loops = int(0.8 * args.limit_ms / per_loop_ms)
+        loops = int(args.fraction * args.limit_ms / per_loop_ms)
         neighbours = [
             multiprocessing.Process(target=busy, daemon=True) for _ in range(os.cpu_count() or 1)
         ]
@@ -84,8 +85,9 @@ def main() -> None:
         finally:
             for n in neighbours:
                 n.terminate()
-    print(f'a program at ~80 % of a {args.limit_ms} ms limit, {args.runs} runs each, every core '
-          'also busy:')
+    print(
+        f'a program at ~{args.fraction:.0%} of a {args.limit_ms} ms limit, {args.runs} runs each, every core '
+        'also busy:')
     for margin, judged in results.items():
         times = [r.exec_time_ms for r in judged if r.status is Status.AC]
         tle = sum(r.status is Status.TLE for r in judged)
