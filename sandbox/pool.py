@@ -80,12 +80,10 @@ class SandboxPool:
             for c in doomed:
                 self._forget(c)
             self._cond.notify_all()
-        try:
-            for c in doomed:
-                self._destroy(c)
-        finally:
-            # After whatever is queued: everything let go of is removed first.
-            self._doomed.put(None)
+        for c in doomed:
+            self._destroy(c)
+        # After whatever is queued: everything let go of is removed first.
+        self._doomed.put(None)
 
     def join(self, timeout: Optional[float] = None) -> bool:
         """True when the spawner and the reaper have ended (or never started)."""
@@ -234,10 +232,7 @@ class SandboxPool:
                     break
         for container in rest:
             if container is not None:
-                try:
-                    self._removed(container)
-                except Exception:
-                    log.exception('removing sandbox container %s failed', container)
+                self._removed(container)
 
     def _create(self, image: str) -> SandboxContainer:
         try:

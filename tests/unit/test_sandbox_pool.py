@@ -269,22 +269,3 @@ def test_stop_removes_everything_let_go_of_before_join_returns():
     factory.removable.set()
     assert pool.join(10)
     assert not factory.live() and pool.alive() == 0
-
-
-def test_a_failing_removal_after_the_stop_leaves_no_other_behind():
-    factory = SlowRemoval()
-    pool = make_pool(factory, max_alive=3, reap_in_background=True)
-    first, failing, last = [pool.acquire(job, 'img', lambda c: None) for job in 'abc']
-    pool.give_back(first, broken=True)
-    assert factory.removing.wait(10)  # the reaper is busy with the first
-    pool.stop()  # its marker is queued behind that removal
-
-    def refuse():
-        raise RuntimeError('the engine said no')
-
-    failing.destroy = refuse
-    pool.give_back(failing, broken=True)  # both queued after the marker
-    pool.give_back(last, broken=True)
-    factory.removable.set()
-    assert pool.join(10)
-    assert first.destroyed and last.destroyed
