@@ -3,10 +3,8 @@
 A container serves the cases of one job generation, never two: it is given to
 a job when the job first needs one and destroyed when the job is released.
 Starting a container (~100 ms) is taken off the critical path by keeping a
-few spares started and unassigned, and removing one (~50 ms) by a reaper
-thread: a released job's worker goes on at once. At most `max_alive`
-containers exist at any moment, counting those being created and those
-waiting for the reaper or being removed.
+few spares started and unassigned. At most `max_alive` containers exist at any
+moment, counting those being created and those being destroyed.
 
 The caller (the dispatcher) runs at most `max_alive` sandbox runs at once, so
 an acquire can always be served: by the job's own idle container, a spare, a
@@ -14,7 +12,6 @@ new container, or by destroying another job's idle container.
 """
 import collections
 import logging
-import queue
 import threading
 import time
 from typing import Callable, Dict, List, Optional
@@ -34,11 +31,8 @@ class SandboxPool:
                  spares: Dict[str, int],
                  max_starting: int = 2,
                  acquire_timeout: float = 120.0,
-                 on_start_failure: Callable[[], None] = lambda: None,
-                 reap_in_background: bool = True):
-        """`on_start_failure()` is told of every container that did not start.
-        Without `reap_in_background` a container is removed by whoever lets
-        it go (tests of the bookkeeping)."""
+                 on_start_failure: Callable[[], None] = lambda: None):
+        """`on_start_failure()` is told of every container that did not start."""
         self._factory = factory
         self._on_start_failure = on_start_failure
         # Only reached if callers run more at once than `max_alive`; a run
@@ -58,16 +52,9 @@ class SandboxPool:
         self._spawner = threading.Thread(target=self._keep_spares,
                                          name='sandbox-spares',
                                          daemon=True)
-        # Containers let go of, each still holding its slot until removed.
-        self._doomed: 'queue.SimpleQueue[Optional[SandboxContainer]]' = queue.SimpleQueue()
-        self._reaper = threading.Thread(target=self._reap, name='sandbox-reaper', daemon=True)
-        self._reap_in_background = reap_in_background
-        self._reaper_done = False
 
     def start(self) -> None:
         self._spawner.start()
-        if self._reap_in_background:
-            self._reaper.start()
 
     def stop(self) -> None:
         """Destroy every container; later acquires fail."""
@@ -82,16 +69,12 @@ class SandboxPool:
             self._cond.notify_all()
         for c in doomed:
             self._destroy(c)
-        # After whatever is queued: everything let go of is removed first.
-        self._doomed.put(None)
 
     def join(self, timeout: Optional[float] = None) -> bool:
-        """True when the spawner and the reaper have ended (or never started)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for thread in (self._spawner, self._reaper):
-            if thread.ident is not None:
-                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return not (self._spawner.is_alive() or self._reaper.is_alive())
+        """True when the spawner has ended (or never started)."""
+        if self._spawner.ident is not None:
+            self._spawner.join(timeout)
+        return not self._spawner.is_alive()
 
     def acquire(self, job_key: str, image: str, stage: Callable[[SandboxContainer],
                                                                 None]) -> SandboxContainer:
@@ -141,14 +124,14 @@ class SandboxPool:
         with self._cond:
             job_key = self._job_of.get(container)
             if broken or job_key is None or self._stopping:
-                self._forget(container, keep_slot=True)
+                self._forget(container)
                 doomed = container
             else:
                 self._idle[job_key].append(container)
                 doomed = None
             self._cond.notify_all()
         if doomed is not None:
-            self._let_go(doomed)
+            self._destroy(doomed)
 
     def release(self, job_key: str) -> None:
         """Destroy the job's idle containers; busy ones go when given back."""
@@ -157,9 +140,11 @@ class SandboxPool:
             for c in list(self._job_of):
                 if self._job_of[c] == job_key:
                     del self._job_of[c]
+            for c in idle:
+                self._alive -= 1
             self._cond.notify_all()
         for c in idle:
-            self._let_go(c)
+            c.destroy()
 
     def alive(self) -> int:
         """Containers alive now, spares included (a metric)."""
@@ -189,50 +174,6 @@ class SandboxPool:
 
     def _destroy(self, container):
         container.destroy()
-
-    def _let_go(self, container: SandboxContainer) -> None:
-        """Remove a container that still holds its slot: by the reaper, or
-        here when there is none (or it has ended)."""
-        with self._cond:
-            # Queued under the lock the reaper ends under: nothing is queued
-            # after its last look.
-            queued = (self._reap_in_background and self._reaper.ident is not None
-                      and not self._reaper_done)
-            if queued:
-                self._doomed.put(container)
-        if not queued:
-            self._removed(container)
-
-    def _removed(self, container: SandboxContainer) -> None:
-        try:
-            container.destroy()
-        finally:
-            with self._cond:
-                self._alive -= 1
-                self._cond.notify_all()
-
-    def _reap(self) -> None:
-        while True:
-            container = self._doomed.get()
-            if container is None:
-                break
-            try:
-                self._removed(container)
-            except Exception:
-                log.exception('removing sandbox container %s failed', container)
-        # What was queued after the stop's marker is removed here; from now
-        # on, whoever lets a container go removes it.
-        with self._cond:
-            self._reaper_done = True
-            rest = []
-            while True:
-                try:
-                    rest.append(self._doomed.get_nowait())
-                except queue.Empty:
-                    break
-        for container in rest:
-            if container is not None:
-                self._removed(container)
 
     def _create(self, image: str) -> SandboxContainer:
         try:

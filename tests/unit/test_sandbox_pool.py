@@ -53,14 +53,8 @@ def spares_ready(pool, timeout):
             timeout)
 
 
-def make_pool(factory, max_alive=2, spares=None, reap_in_background=False):
-    """Removal where the container is let go of, unless asked: the bookkeeping
-    tests read the outcome at once."""
-    pool = SandboxPool(factory,
-                       max_alive=max_alive,
-                       spares=spares or {},
-                       acquire_timeout=10,
-                       reap_in_background=reap_in_background)
+def make_pool(factory, max_alive=2, spares=None):
+    pool = SandboxPool(factory, max_alive=max_alive, spares=spares or {}, acquire_timeout=10)
     pool.start()
     return pool
 
@@ -219,53 +213,3 @@ def test_stop_destroys_spares_and_fails_later_acquires():
     assert all(c.destroyed for c in factory.made)
     with pytest.raises(SandboxBroken):
         pool.acquire('a', 'img', lambda c: None)
-
-
-class SlowRemoval(Factory):
-    """Removal waits until `removable` is set, as a busy engine makes it wait."""
-
-    def __init__(self):
-        super().__init__()
-        self.removable = threading.Event()
-        self.removing = threading.Event()
-
-    def __call__(self, image):
-        container = super().__call__(image)
-        plain = container.destroy
-
-        def destroy():
-            self.removing.set()
-            assert self.removable.wait(10)
-            plain()
-
-        container.destroy = destroy
-        return container
-
-
-def test_a_release_does_not_wait_for_the_removal_but_the_slot_does():
-    factory = SlowRemoval()
-    pool = make_pool(factory, max_alive=1, reap_in_background=True)
-    first = pool.acquire('a', 'img', lambda c: None)
-    pool.give_back(first)
-    pool.release('a')  # returns while the reaper waits on the engine
-    assert factory.removing.wait(10) and not first.destroyed
-    assert pool.alive() == 1  # the slot stays taken until the removal is done
-    factory.removable.set()
-    second = pool.acquire('b', 'img', lambda c: None)  # waits for that slot
-    assert first.destroyed and second is not first
-    got = [second]
-    pool.give_back(got[0], broken=True)
-    pool.stop()
-    assert pool.join(10) and not factory.live() and pool.alive() == 0
-
-
-def test_stop_removes_everything_let_go_of_before_join_returns():
-    factory = SlowRemoval()
-    pool = make_pool(factory, max_alive=3, reap_in_background=True)
-    held = [pool.acquire(job, 'img', lambda c: None) for job in ('a', 'b', 'c')]
-    for container in held:
-        pool.give_back(container, broken=True)
-    pool.stop()
-    factory.removable.set()
-    assert pool.join(10)
-    assert not factory.live() and pool.alive() == 0
