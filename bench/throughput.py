@@ -1,6 +1,6 @@
 """Throughput and latency of one runner process against the local backend.
 
-    python -m bench.throughput [--submissions 120] [--claim-samples 10]
+    python -m bench.throughput [--submissions 120] [--claim-samples 10] [--json]
 
 1. Starts a `LocalBackend` (its default runner config: heartbeat 15 s, poll
    interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
@@ -9,7 +9,10 @@
    its claim, as the backend's event log records both.
 3. A batch: N submissions at once, mixed C, C++ and Python, six cases each.
    Prints submissions per minute (first submit to last report) and the median
-   and p95 time from submit to report.
+   and p95 time from submit to report. Then the floor: the same submissions
+   compiled and run directly on the host, one at a time, in CPU seconds; the
+   efficiency is that floor over the batch's wall times the cores (the share
+   of the cores that went to the submissions and their compilers).
 4. Stops that runner (SIGTERM), starts another with long-poll off
    (LONG_POLL_SEC=0) and measures the claim latency again.
 
@@ -19,16 +22,23 @@ a runner that polls claims them somewhere within its interval, and that is
 what is sampled. Figures are printed, never asserted.
 """
 import argparse
+import json
 import os
+import pathlib
 import random
+import resource
 import signal
 import statistics
+import subprocess
 import tempfile
 import time
 from typing import Dict, List, Tuple
 
 from localbackend import LocalBackend, Problem
+from sandbox.languages import Language
 from tests.process.runner_process import RunnerProcess
+
+LANGUAGES = {'c': Language.C, 'cpp': Language.CPP, 'python': Language.PYTHON}
 
 PROBLEM_ID = 1
 WAIT_SEC = 600
@@ -58,16 +68,51 @@ WRONG = {
 }
 
 
-def problem() -> Problem:
+def tasks() -> List[List[Tuple[str, str]]]:
     rng = random.Random(7)
-    tasks = []
+    made = []
     for _ in range(2):
         cases = []
         for _ in range(3):
             a, b = rng.randint(-10**12, 10**12), rng.randint(-10**12, 10**12)
             cases.append((f'{a} {b}\n', f'{a + b}\n'))
-        tasks.append(cases)
-    return Problem.from_cases(PROBLEM_ID, tasks, name='A + B')
+        made.append(cases)
+    return made
+
+
+def problem() -> Problem:
+    return Problem.from_cases(PROBLEM_ID, tasks(), name='A + B')
+
+
+def submissions(count: int) -> List[Tuple[str, bytes]]:
+    """The batch: C, C++ and Python in turn, one in five of each wrong."""
+    languages = list(SOURCES)
+    made = []
+    for index in range(count):
+        language = languages[index % 3]
+        made.append((language, WRONG[language] if index % 15 >= 12 else SOURCES[language]))
+    return made
+
+
+def floor_cpu_sec(count: int) -> float:
+    """CPU seconds of compiling and running the batch directly on the host
+    (the toolchains' own commands), one submission at a time."""
+    inputs = [case_input for cases in tasks() for case_input, _ in cases]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, (language, source) in enumerate(submissions(count)):
+            toolchain = LANGUAGES[language].toolchain
+            folder = pathlib.Path(tmp) / str(index)
+            folder.mkdir()
+            (folder / toolchain.source_name).write_bytes(source)
+            subprocess.run(toolchain.compile_argv, cwd=folder, check=True, capture_output=True)
+            for case_input in inputs:
+                subprocess.run(toolchain.run_argv,
+                               cwd=folder,
+                               input=case_input.encode(),
+                               capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int,
@@ -150,13 +195,8 @@ def claim_latencies(backend: LocalBackend, rid: str, long_poll: bool, samples: i
     return latencies, fetches
 
 
-def batch(backend: LocalBackend, count: int) -> None:
-    languages = list(SOURCES)
-    sids = []
-    for index in range(count):
-        language = languages[index % 3]
-        source = WRONG[language] if index % 15 >= 12 else SOURCES[language]
-        sids.append(backend.submit(PROBLEM_ID, language, source))
+def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool) -> None:
+    sids = [backend.submit(PROBLEM_ID, language, source) for language, source in submissions(count)]
     results = backend.wait_results(sids, WAIT_SEC)
     first = min(submitted_at(backend, sid) for sid in sids)
     last = max(landed_at(backend, sid) for sid in sids)
@@ -165,12 +205,33 @@ def batch(backend: LocalBackend, count: int) -> None:
     for result in results:
         verdicts[result.verdict] = verdicts.get(result.verdict, 0) + 1
     cases = sum(len(r.statuses) for r in results)
+    wall = last - first
+    floor = floor_cpu_sec(count)
+    cores = os.cpu_count() or 1
+    figures['batch'] = {
+        'submissions': count,
+        'cases': cases,
+        'verdicts': verdicts,
+        'wall_sec': wall,
+        'submissions_per_min': count / wall * 60,
+        'latency_median_sec': statistics.median(turnaround),
+        'latency_p95_sec': p95(turnaround),
+        'latency_max_sec': max(turnaround),
+        'latencies_sec': sorted(turnaround),
+        'floor_cpu_sec': floor,
+        'cores': cores,
+        'efficiency': floor / (wall * cores),
+    }
+    if quiet:
+        return
     print(f'batch: {count} submissions (C, C++, Python in turn), {cases} cases; verdicts: ' +
           ', '.join(f'{v} {n}' for v, n in sorted(verdicts.items())))
-    print(f'  throughput        {count / (last - first) * 60:8.1f} submissions/min '
-          f'({last - first:.1f} s from the first submit to the last report)')
+    print(f'  throughput        {count / wall * 60:8.1f} submissions/min '
+          f'({wall:.1f} s from the first submit to the last report)')
     print(f'  submit to report  median {statistics.median(turnaround):6.2f} s   '
           f'p95 {p95(turnaround):6.2f} s   max {max(turnaround):6.2f} s')
+    print(f'  floor             {floor:8.1f} CPU s compiling and running them directly; '
+          f'efficiency {floor / (wall * cores):.0%} (floor / wall / {cores} cores)')
 
 
 def p95(values: List[float]) -> float:
@@ -189,7 +250,9 @@ def main() -> None:
     parser.add_argument('--submissions', type=int, default=120)
     parser.add_argument('--claim-samples', type=int, default=10)
     parser.add_argument('--max-containers', type=int, default=None)
+    parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
     args = parser.parse_args()
+    figures: dict = {'cpus': os.cpu_count()}
     env = {}
     if args.max_containers is not None:
         env['MAX_CONTAINER_NUMBER'] = str(args.max_containers)
@@ -207,7 +270,7 @@ def main() -> None:
             try:
                 with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
                                                  poll_interval, rng)
-                batch(backend, args.submissions)
+                batch(backend, args.submissions, figures, args.json)
             finally:
                 stop_runner(runner)
 
@@ -219,6 +282,13 @@ def main() -> None:
             finally:
                 stop_runner(runner)
 
+        figures['claim_latency_sec'] = {
+            'long_poll': with_long_poll[0],
+            'polling': without_long_poll[0],
+        }
+        if args.json:
+            print(json.dumps(figures, indent=1))
+            return
         print(f'claim latency on an idle runner ({args.claim_samples} submissions each):')
         describe('long-poll (LONG_POLL_SEC=25), submit to claim', with_long_poll[0])
         describe('  submit to the runner fetching the code', with_long_poll[1])
