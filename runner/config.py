@@ -219,7 +219,7 @@ class Settings:
                                 'display name (default: the hostname)',
                                 echo=False)
     sandbox_token: str = _setting('SANDBOX_TOKEN',
-                                  None,
+                                  '',
                                   _text,
                                   'token of the testdata channel',
                                   secret=True)
@@ -311,7 +311,7 @@ class Settings:
 
 SETTINGS = tuple(field.metadata['setting'] for field in dataclasses.fields(Settings))
 SETTINGS_HELP = '\n'.join(f'  {s.variable:<26} {s.help}' +
-                          (f' [{s.default}]' if isinstance(s.default, str) else '')
+                          (f' [{s.default}]' if isinstance(s.default, str) and s.default else '')
                           for s in SETTINGS)
 
 
@@ -323,7 +323,7 @@ def _read(setting: Setting, environ: Mapping[str, str], defaults: Defaults) -> A
             raise ConfigError(f'{setting.variable} is required and must not be empty')
         raw = setting.default(defaults) if callable(setting.default) else setting.default
         if raw is None:
-            return '' if setting.secret and setting.parse is _text else None
+            return None
     try:
         return setting.parse(raw)
     except ValueError as exc:
