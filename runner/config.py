@@ -259,6 +259,11 @@ class Settings:
         'SANDBOX_MEMORY_MB', str(SandboxSettings.container_memory_bytes // MiB), _positive_int,
         'memory of one sandbox container, MiB (above the largest memoryLimit and the 1 GiB '
         'compile bound)')
+    sandbox_jobs_per_container: int = _setting(
+        'SANDBOX_JOBS_PER_CONTAINER', str(SandboxSettings.jobs_per_container),
+        _bounded_int(1, 100000),
+        'jobs one sandbox container serves in turn, reset and checked between them; 1: a new '
+        'container for every job')
     long_poll_sec: float = _setting('LONG_POLL_SEC', '25', _non_negative_seconds,
                                     'wait asked of next-job, seconds; 0 turns long-poll off')
     output_limit: int = _setting('OUTPUT_LIMIT', str(SandboxSettings.output_limit),
@@ -296,7 +301,8 @@ class Settings:
                                docker_url=self.docker_url,
                                cpp_image=self.sandbox_image_cpp,
                                python_image=self.sandbox_image_python,
-                               container_memory_bytes=self.sandbox_memory_mb * MiB)
+                               container_memory_bytes=self.sandbox_memory_mb * MiB,
+                               jobs_per_container=self.sandbox_jobs_per_container)
 
     def __repr__(self) -> str:
         shown = []

@@ -22,8 +22,8 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from sandbox.protocol import (RunRequest, RunResponse, SupervisorFailure, SupervisorProtocolError,
-                              read_response)
+from sandbox.protocol import (ResetRequest, RunRequest, RunResponse, SupervisorFailure,
+                              SupervisorProtocolError, read_reset_response, read_response)
 from sandbox.sandbox import FaultKind
 from sandbox.settings import ContainerLimits
 
@@ -37,18 +37,20 @@ BOX = '/box'
 # through it, on any later run (supervisor.c says why each is needed).
 SUPERVISOR_START_UID = '0:0'
 SUPERVISOR_CAPS = ('KILL', 'SETGID', 'SETUID', 'SETPCAP')
-# Each container's runs get a uid of their own, drawn from this range: the
-# kernel counts pending signals, pipe buffers and inotify instances per uid
-# across the host, and one job must not starve another of them. Two live
-# containers share one with a chance of about n^2 / 2^25 for n containers.
+# Each job's runs get a uid of their own, drawn from this range: the kernel
+# counts pending signals, pipe buffers and inotify instances per uid across
+# the host, and one job must not starve another of them. Two live containers
+# share one with a chance of about n^2 / 2^25 for n containers.
 RUN_UID_BASE = 100000
 RUN_UID_SPAN = 2**24
 LABEL = 'oj-runner.sandbox'
-RUN_UID_LABEL = 'oj-runner.run-uid'
 PROTOCOL_LABEL = 'oj-sandbox.protocol'
 # Extra time granted over a run's own wall bound for the supervisor to clean
 # up and stream the outputs back before the host gives up on it.
 TRANSFER_GRACE_SEC = 15.0
+# A reset has nothing left to wait for (every run already ended and was
+# wiped); a supervisor slower than this is not fit for another job.
+RESET_TIMEOUT_SEC = 10.0
 
 
 class SandboxBroken(Exception):
@@ -76,7 +78,7 @@ class SandboxContainer:
         self.box.chmod(0o755)
         (self.box / 'job').mkdir(mode=0o755)
         self.name = f'oj-sandbox-{uuid.uuid4().hex[:12]}'
-        self.run_uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_SPAN)
+        self.run_uid = _new_run_uid()
         self._container = None
         self._destroyed = False
         self._conn: Optional[socket.socket] = None
@@ -145,9 +147,7 @@ class SandboxContainer:
                              'mode': 'ro'
                          }},
                 log_config={'type': 'none'},
-                labels={
-                    **self._labels, RUN_UID_LABEL: str(self.run_uid)
-                },
+                labels=self._labels,
             )
             self._container.start()
             conn, _ = listener.accept()
@@ -204,6 +204,30 @@ class SandboxContainer:
                 self._close_conn()
             return response
 
+    def reset(self) -> None:
+        """Make the container fit for another job, or raise SandboxBroken.
+
+        The supervisor kills every process, empties every writable place and
+        checks both; the next job's runs get a new uid; the job's files are
+        replaced by an empty folder. Nothing of the last job stays but the
+        supervisor itself, which no run can reach (supervisor.c)."""
+        with self._lock:
+            if self._conn is None:
+                raise SandboxBroken('sandbox is closed')
+            next_uid = _new_run_uid(other_than=self.run_uid)
+            try:
+                self._conn.settimeout(RESET_TIMEOUT_SEC)
+                self._conn.sendall(ResetRequest(next_uid).encode())
+                read_reset_response(self._conn)
+                # Only the host writes the box: no link in it to follow.
+                job = self.box / 'job'
+                shutil.rmtree(job)
+                job.mkdir(mode=0o755)
+            except (OSError, ValueError, SupervisorFailure, SupervisorProtocolError) as exc:
+                self._close_conn()
+                raise SandboxBroken(f'sandbox reset failed: {type(exc).__name__}: {exc}') from None
+            self.run_uid = next_uid
+
     def destroy(self) -> None:
         """Kill and remove the container, and delete the box. Idempotent.
 
@@ -231,6 +255,13 @@ class SandboxContainer:
             except OSError:
                 pass
             self._conn = None
+
+
+def _new_run_uid(other_than: Optional[int] = None) -> int:
+    while True:
+        uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_SPAN)
+        if uid != other_than:
+            return uid
 
 
 def _tmpfs(size: int, inodes: int) -> str:

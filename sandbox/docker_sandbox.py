@@ -118,6 +118,9 @@ class DockerSandbox(Sandbox):
             max_alive=settings.max_containers,
             spares={image: settings.spares_per_image
                     for image in settings.images.values()},
+            cores=settings.max_parallel_runs,
+            max_jobs=settings.jobs_per_container,
+            max_age_sec=settings.container_max_age_sec,
             on_start_failure=on_start_failure)
 
     def start(self) -> None:

@@ -1,14 +1,23 @@
-"""Sandbox containers: how many are alive, which job each serves, spares kept ready.
+"""Sandbox containers: how many are alive, which job each serves, which are free.
 
-A container serves the cases of one job generation, never two: it is given to
-a job when the job first needs one and destroyed when the job is released.
-Starting a container (~100 ms) is taken off the critical path by keeping a
-few spares started and unassigned. At most `max_alive` containers exist at any
-moment, counting those being created and those being destroyed.
+A container serves one job generation at a time, and many in turn. When a
+job is released its containers are reset (`SandboxContainer.reset`: nothing
+runs, nothing written is left, both checked by the supervisor; the next job's
+runs get a uid of their own and an empty job folder) and become free for the
+next job of their image. A container whose reset fails, that broke, or that
+has served `max_jobs` jobs or lived `max_age_sec` is destroyed instead.
+
+Creating (~100 ms) and removing (~50 ms) a container are the engine's work
+on the same cores as the judging, so neither sits on a job's path: jobs take
+free containers, the pool's own thread removes the doomed ones and starts
+spares, and starts none while every core is judging. At most `max_alive`
+containers exist at any moment, counting those being created and those
+waiting to be removed.
 
 The caller (the dispatcher) runs at most `max_alive` sandbox runs at once, so
-an acquire can always be served: by the job's own idle container, a spare, a
-new container, or by destroying another job's idle container.
+an acquire can always be served: by the job's own idle container, a free one,
+a new container, or in place of a doomed container, a free container of
+another image or another job's idle container.
 """
 import collections
 import logging
@@ -29,52 +38,67 @@ class SandboxPool:
                  factory: Factory,
                  max_alive: int,
                  spares: Dict[str, int],
+                 cores: int = 1,
+                 max_jobs: int = 100,
+                 max_age_sec: float = 3600.0,
                  max_starting: int = 2,
                  acquire_timeout: float = 120.0,
-                 on_start_failure: Callable[[], None] = lambda: None):
-        """`on_start_failure()` is told of every container that did not start."""
+                 on_start_failure: Callable[[], None] = lambda: None,
+                 clock: Callable[[], float] = time.monotonic):
+        """`cores`: runs that fill the host (no spare is started while that
+        many containers are in runs). `on_start_failure()` is told of every
+        container that did not start."""
         self._factory = factory
         self._on_start_failure = on_start_failure
         # Only reached if callers run more at once than `max_alive`; a run
         # that cannot get a container becomes JE instead of waiting forever.
         self._acquire_timeout = acquire_timeout
         self._max_alive = max_alive
+        self._cores = cores
+        self._max_jobs = max_jobs
+        self._max_age_sec = max_age_sec
+        self._clock = clock
         self._spare_target = dict(spares)
         self._cond = threading.Condition()
         self._alive = 0
-        self._spares: Dict[str, List[SandboxContainer]] = collections.defaultdict(list)
+        self._in_runs = 0  # containers acquired and not given back yet
+        self._free: Dict[str, List[SandboxContainer]] = collections.defaultdict(list)
         self._idle: Dict[str, List[SandboxContainer]] = collections.defaultdict(list)
         self._job_of: Dict[SandboxContainer, str] = {}
+        self._born: Dict[SandboxContainer, float] = {}
+        self._jobs_served: Dict[SandboxContainer, int] = {}
+        self._doomed: List[SandboxContainer] = []
         # Engine calls that create containers are bounded: a burst of starts
         # once wedged the engine on these hosts.
         self._starting = threading.BoundedSemaphore(max_starting)
         self._stopping = False
-        self._spawner = threading.Thread(target=self._keep_spares,
-                                         name='sandbox-spares',
-                                         daemon=True)
+        self._keeper = threading.Thread(target=self._keep, name='sandbox-pool', daemon=True)
 
     def start(self) -> None:
-        self._spawner.start()
+        self._keeper.start()
 
     def stop(self) -> None:
-        """Destroy every container; later acquires fail."""
+        """Destroy every container not in a run (the rest when given back);
+        later acquires fail."""
         with self._cond:
             self._stopping = True
-            doomed = [c for cs in self._spares.values() for c in cs]
+            doomed = [c for cs in self._free.values() for c in cs]
             doomed += [c for cs in self._idle.values() for c in cs]
-            self._spares.clear()
+            doomed += self._doomed
+            self._free.clear()
             self._idle.clear()
+            self._doomed = []
             for c in doomed:
                 self._forget(c)
             self._cond.notify_all()
         for c in doomed:
-            self._destroy(c)
+            c.destroy()
 
     def join(self, timeout: Optional[float] = None) -> bool:
-        """True when the spawner has ended (or never started)."""
-        if self._spawner.ident is not None:
-            self._spawner.join(timeout)
-        return not self._spawner.is_alive()
+        """True when the pool's thread has ended (or never started)."""
+        if self._keeper.ident is not None:
+            self._keeper.join(timeout)
+        return not self._keeper.is_alive()
 
     def acquire(self, job_key: str, image: str, stage: Callable[[SandboxContainer],
                                                                 None]) -> SandboxContainer:
@@ -87,125 +111,193 @@ class SandboxPool:
                 own = [c for c in self._idle[job_key] if c.image == image]
                 if own:
                     self._idle[job_key].remove(own[0])
+                    self._in_runs += 1
                     return own[0]
-                if self._spares[image]:
-                    container = self._spares[image].pop()
+                container = self._take_free(image)
+                if container is not None:
                     self._assign(container, job_key)
-                    self._cond.notify_all()  # the spawner may replace it
+                    self._cond.notify_all()  # the keeper may start a spare
                     break
                 if self._alive < self._max_alive:
                     self._alive += 1
-                    container = None
                     break
-                victim = self._victim(image)
+                victim = self._victim()
                 if victim is not None:
                     # Its slot passes to the new container, so `alive` stays.
                     self._forget(victim, keep_slot=True)
-                    container = None
                     break
                 if not self._cond.wait(timeout=self._acquire_timeout):
                     raise SandboxBroken('no sandbox became free in time')
-        if victim is not None:
-            victim.destroy()
-        if container is None:
-            container = self._create(image)
-            with self._cond:
-                self._assign(container, job_key)
+            self._in_runs += 1
+        slot_held = container is None  # a new container's, until _create takes it
         try:
+            if victim is not None:
+                victim.destroy()
+            if container is None:
+                slot_held = False  # _create frees it when it fails
+                container = self._create(image)
+                with self._cond:
+                    self._assign(container, job_key)
             stage(container)
-        except Exception:
-            self.give_back(container, broken=True)
+        except BaseException:
+            if container is None:
+                with self._cond:
+                    self._in_runs -= 1
+                    self._alive -= slot_held
+                    self._cond.notify_all()
+            else:
+                self.give_back(container, broken=True)
             raise
         return container
 
     def give_back(self, container: SandboxContainer, broken: bool = False) -> None:
-        """End of one run. A broken container, or one whose job was released
-        meanwhile, is destroyed."""
+        """End of one run. A broken container is destroyed; one whose job was
+        released meanwhile is reset for the next job."""
         with self._cond:
-            job_key = self._job_of.get(container)
-            if broken or job_key is None or self._stopping:
-                self._forget(container)
-                doomed = container
-            else:
-                self._idle[job_key].append(container)
-                doomed = None
+            self._in_runs -= 1
             self._cond.notify_all()
-        if doomed is not None:
-            self._destroy(doomed)
+            reusable = not broken and not self._stopping
+            job_key = self._job_of.get(container)
+            if reusable and job_key is not None:
+                self._idle[job_key].append(container)
+                return
+        if reusable:
+            self._put_back(container)
+        else:
+            self._doom(container)
 
     def release(self, job_key: str) -> None:
-        """Destroy the job's idle containers; busy ones go when given back."""
+        """Reset the job's idle containers for other jobs; busy ones follow
+        when given back."""
         with self._cond:
             idle = self._idle.pop(job_key, [])
             for c in list(self._job_of):
                 if self._job_of[c] == job_key:
                     del self._job_of[c]
-            for c in idle:
-                self._alive -= 1
-            self._cond.notify_all()
         for c in idle:
-            c.destroy()
+            self._put_back(c)
 
     def alive(self) -> int:
-        """Containers alive now, spares included (a metric)."""
+        """Containers alive now, free ones included (a metric)."""
         with self._cond:
             return self._alive
 
+    def _put_back(self, container: SandboxContainer) -> None:
+        """Free for another job once reset; destroyed when it cannot be, or is worn."""
+        with self._cond:
+            worn = (self._jobs_served.get(container, 0) >= self._max_jobs
+                    or self._clock() - self._born.get(container, 0.0) >= self._max_age_sec)
+        if worn:
+            self._doom(container)
+            return
+        try:
+            container.reset()
+        except SandboxBroken as exc:
+            log.warning('a sandbox could not be reset for another job, destroying it: %s', exc)
+            self._doom(container)
+            return
+        with self._cond:
+            if not self._stopping:
+                self._free[container.image].append(container)
+                self._cond.notify_all()
+                return
+        self._doom(container)
+
+    def _doom(self, container: SandboxContainer) -> None:
+        """Destroyed by the keeper (it keeps its slot until then), or here once
+        the pool stops."""
+        with self._cond:
+            if not self._stopping:
+                self._job_of.pop(container, None)
+                self._doomed.append(container)
+                self._cond.notify_all()
+                return
+            self._forget(container)
+            self._cond.notify_all()
+        container.destroy()
+
+    def _take_free(self, image: str) -> Optional[SandboxContainer]:
+        """The most recently used free container of `image` (the others age
+        out first); an old one found on the way is doomed."""
+        free = self._free[image]
+        while free:
+            container = free.pop()
+            if self._clock() - self._born.get(container, 0.0) < self._max_age_sec:
+                return container
+            self._doomed.append(container)
+            self._cond.notify_all()
+        return None
+
     def _assign(self, container, job_key):
         self._job_of[container] = job_key
+        self._jobs_served[container] = self._jobs_served.get(container, 0) + 1
 
     def _forget(self, container, keep_slot=False):
         job_key = self._job_of.pop(container, None)
         if job_key is not None and container in self._idle.get(job_key, ()):
             self._idle[job_key].remove(container)
+        self._born.pop(container, None)
+        self._jobs_served.pop(container, None)
         if not keep_slot:
             self._alive -= 1
 
-    def _victim(self, image: str) -> Optional[SandboxContainer]:
-        """A container nobody is using: a spare of another image, else the idle
-        container of another job (that job gets a new one when it needs it)."""
-        for spare_image, spares in self._spares.items():
-            if spare_image != image and spares:
-                return spares.pop()
+    def _victim(self) -> Optional[SandboxContainer]:
+        """A container nobody is using, its slot for another: a doomed one, a
+        free one of another image (one of this image would have been taken),
+        else the idle container of another job (that job gets a new one when
+        it needs it)."""
+        if self._doomed:
+            return self._doomed.pop()
+        for free in self._free.values():
+            if free:
+                return free.pop()
         for containers in self._idle.values():
             if containers:
                 return containers[0]
         return None
-
-    def _destroy(self, container):
-        container.destroy()
 
     def _create(self, image: str) -> SandboxContainer:
         try:
             with self._starting:
                 container = self._factory(image)
                 container.start()
-                return container
         except BaseException:
             with self._cond:
                 self._alive -= 1
                 self._cond.notify_all()
             self._on_start_failure()
             raise
+        with self._cond:
+            self._born[container] = self._clock()
+        return container
 
     def _spare_wanted(self) -> Optional[str]:
-        if self._alive >= self._max_alive:
+        if self._alive >= self._max_alive or self._in_runs >= self._cores:
             return None
         for image, target in self._spare_target.items():
-            if len(self._spares[image]) < target:
+            if len(self._free[image]) < target:
                 return image
         return None
 
-    def _keep_spares(self) -> None:
+    def _keep(self) -> None:
+        """Removes doomed containers and starts spares, one at a time."""
         failures = 0
         while True:
             with self._cond:
-                while not self._stopping and self._spare_wanted() is None:
+                while (not self._stopping and not self._doomed and self._spare_wanted() is None):
                     self._cond.wait()
                 if self._stopping:
                     return
-                image = self._spare_wanted()
-                self._alive += 1
+                doomed = self._doomed.pop() if self._doomed else None
+                if doomed is None:
+                    image = self._spare_wanted()
+                    self._alive += 1
+            if doomed is not None:
+                doomed.destroy()
+                with self._cond:
+                    self._forget(doomed)
+                    self._cond.notify_all()
+                continue
             try:
                 container = self._create(image)
                 if failures:
@@ -224,12 +316,9 @@ class SandboxPool:
                                         timeout=until - time.monotonic())
                 continue
             with self._cond:
-                if self._stopping:
-                    self._forget(container)
-                    doomed = container
-                else:
-                    self._spares[image].append(container)
-                    doomed = None
+                if not self._stopping:
+                    self._free[image].append(container)
                     self._cond.notify_all()
-            if doomed is not None:
-                doomed.destroy()
+                    continue
+                self._forget(container)
+            container.destroy()

@@ -5,8 +5,7 @@ A request is NUL-terminated `key=value` strings, an empty string, then argv.
 A response is a text header of `key=value` lines; stdout, stderr and the
 artifact follow it on the stream, with the lengths the header gives.
 
-The supervisor runs beside the submission under the same uid, so its answers
-are untrusted: every field is checked and every length is bounded by what the
+The supervisor runs beside the submission, so its answers are untrusted: every field is checked and every length is bounded by what the
 request allowed before anything is read.
 """
 import dataclasses
@@ -18,7 +17,7 @@ from typing import Dict, Optional, Tuple
 MAX_HEADER = 4096
 # Bumped with every change of this format; the images carry it as a label
 # (oj-sandbox.protocol) and the supervisor repeats it in every answer.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 _U32 = struct.Struct('<I')
 
 
@@ -113,6 +112,27 @@ class SupervisorFailure(Exception):
     """The supervisor could not run the request (e.g. exec failed)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class ResetRequest:
+    """Ready the container for another job, whose runs get `next_uid`."""
+    next_uid: int
+
+    def encode(self) -> bytes:
+        body = b'kind=reset\0next_uid=%d\0\0' % self.next_uid
+        return _U32.pack(len(body)) + body
+
+
+def read_reset_response(sock: socket.socket) -> None:
+    """Returns when the supervisor verified the reset; SupervisorFailure when
+    it could not."""
+    fields = _read_header(sock)
+    if fields.get('protocol') != str(PROTOCOL_VERSION):
+        raise SupervisorProtocolError(
+            f'supervisor speaks protocol {fields.get("protocol")}, not {PROTOCOL_VERSION}')
+    if fields.get('ok') != '1':
+        raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
+
+
 _INT_FIELDS = ('exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'mem_exceeded', 'cpu_us',
                'wall_us', 'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len',
                'tail_len', 'art_len', 'dirty', 'wipe_us', 'landlock', 'protocol')
@@ -145,11 +165,15 @@ def _parse_header(raw: bytes) -> Dict[str, str]:
     return fields
 
 
-def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
+def _read_header(sock: socket.socket) -> Dict[str, str]:
     (length, ) = _U32.unpack(_recv_exact(sock, _U32.size))
     if length > MAX_HEADER:
         raise SupervisorProtocolError('header too long')
-    fields = _parse_header(_recv_exact(sock, length))
+    return _parse_header(_recv_exact(sock, length))
+
+
+def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
+    fields = _read_header(sock)
     if fields.get('ok') != '1':
         raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
     try:

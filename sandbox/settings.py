@@ -48,6 +48,10 @@ class SandboxSettings:
     work_bytes: int = 128 * MiB  # working folder, compiled program included
     tmp_bytes: int = 4 * MiB  # what a case may keep in files, beside its memory
     engine_timeout_sec: float = 30.0
+    # A container serves this many jobs in turn, reset and checked between
+    # them (sandbox/pool.py), and lives at most this long.
+    jobs_per_container: int = 100
+    container_max_age_sec: float = 3600.0
     # A case whose CPU time ends within this multiple of its limit is run once
     # more (the lower time counts); 1.0 stops every run at its limit.
     tle_margin: float = 1.5

@@ -46,9 +46,15 @@
  *   run wrote to (the supervisor's uid may not delete a run's files, and
  *   should not traverse them); if that fails the answer says `dirty=1` and
  *   the host throws the container away.
+ * - Between jobs a container is reset (a request of its own): nothing runs,
+ *   every writable place and the case folder are empty, checked from PID 1,
+ *   and the next job's runs get a uid of their own. A container that cannot
+ *   be reset is thrown away.
  *
  * Wire format (little-endian), both directions: u32 length, then the message.
- * Request: NUL-terminated strings "key=value" ..., an empty string, then argv.
+ * Request: NUL-terminated strings "key=value" ..., an empty string, then argv
+ * (a reset: kind=reset and next_uid=N, no argv; its answer is ok, error and
+ * protocol only).
  * Response: a text header of "key=value\n" lines, then out_len bytes of
  * stdout, err_len bytes of stderr, tail_len bytes of the end of stderr and
  * art_len bytes of artifact follow the framed header on the stream.
@@ -82,7 +88,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 3
+#define PROTOCOL_VERSION 4
 #define SUPERVISOR_UID 61001
 /* The host gives each container a run uid of its own in this range. */
 #define MIN_RUN_UID 100000
@@ -104,7 +110,8 @@
 static int sock = -1;
 static uid_t run_uid;
 
-enum kind { KIND_COMPILE, KIND_CASE };
+/* A reset is not a run: it readies the container for another job. */
+enum kind { KIND_COMPILE, KIND_CASE, KIND_RESET };
 
 struct request {
     enum kind kind;
@@ -116,6 +123,7 @@ struct request {
     char *argv[MAX_ARGS + 1];
     char *envp[MAX_ENV + 1];
     int nenv;
+    long long next_uid; /* a reset's: the uid of the next job's runs */
 };
 
 struct outcome {
@@ -367,8 +375,8 @@ static int populate(const char *workdir) {
 
 /* A case's working folder, made again only when the job's files changed
  * (the host adds the compiled program after the compile). */
+static struct stat made_for;
 static int case_folder(void) {
-    static struct stat made_for;
     struct stat job;
     if (stat(JOB_DIR, &job) < 0) return -1;
     struct stat now;
@@ -429,6 +437,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
         if (!strcmp(s, "kind")) {
             if (!strcmp(v, "compile")) rq->kind = KIND_COMPILE;
             else if (!strcmp(v, "case")) rq->kind = KIND_CASE;
+            else if (!strcmp(v, "reset")) rq->kind = KIND_RESET;
             else return -1;
             kind_set = 1;
         } else if (!strcmp(s, "workdir")) rq->workdir = v;
@@ -450,9 +459,12 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "err_send")) rq->err_send = n;
             else if (!strcmp(s, "tail_send")) rq->tail_send = n;
             else if (!strcmp(s, "artifact_max")) rq->artifact_max = n;
+            else if (!strcmp(s, "next_uid")) rq->next_uid = n;
             else return -1;
         }
     }
+    if (kind_set && rq->kind == KIND_RESET)
+        return argc == 0 && rq->next_uid >= MIN_RUN_UID && rq->next_uid <= MAX_RUN_UID ? 0 : -1;
     if (!kind_set || !rq->workdir || strncmp(rq->workdir, SCRATCH_DIR "/", sizeof SCRATCH_DIR) != 0)
         return -1;
     if (rq->kind == KIND_CASE && strcmp(rq->workdir, CASE_DIR) != 0) return -1;
@@ -909,6 +921,55 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     return 0;
 }
 
+/* ---- between jobs ------------------------------------------------------------ */
+
+/* Whether any process but PID 1 exists in the container's namespace. */
+static int others_alive(void) {
+    DIR *proc = opendir("/proc");
+    if (!proc) return 1;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(proc)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        found = *end == '\0' && e->d_name[0] != '\0' && pid != 1;
+    }
+    closedir(proc);
+    return found;
+}
+
+/* Readies the container for another job; 0 when that is verified. After
+ * every run nothing of it is left running or written (run() and serve()
+ * make sure of it); here it is done once more and then checked from PID 1,
+ * whose view no run can change: /proc shows no process but PID 1, and every
+ * writable place is empty, the case folder gone with the last job's links.
+ * Only then do later runs get the next job's uid, so whatever the kernel
+ * keeps per uid (pending signals, keys, pipe buffers) is another uid's. */
+static int reset(uid_t next_uid, char *error, size_t error_len) {
+    struct outcome oc;
+    struct rusage ru;
+    int done = 1;
+    kill_and_reap_all(-1, &oc, &done, &ru);
+    if (wipe_all(NULL) < 0) {
+        snprintf(error, error_len, "the last job's files could not be removed");
+        return -1;
+    }
+    wipe(CASE_DIR);
+    struct stat st;
+    if ((rmdir(CASE_DIR) < 0 && errno != ENOENT) || lstat(CASE_DIR, &st) == 0 ||
+        run_left_something()) {
+        snprintf(error, error_len, "a writable place is not empty");
+        return -1;
+    }
+    if (others_alive()) {
+        snprintf(error, error_len, "a process outlived the last job");
+        return -1;
+    }
+    memset(&made_for, 0, sizeof made_for);
+    run_uid = next_uid;
+    return 0;
+}
+
 /* ---- the conversation with the host ------------------------------------------ */
 
 static long long file_size(int fd) {
@@ -954,6 +1015,13 @@ static void serve(char *buf, uint32_t len) {
     char header[2048], error[512] = "";
     if (parse_request(buf, len, &rq) < 0) {
         snprintf(header, sizeof header, "ok=0\nerror=bad request\n");
+        if (send_header(header) < 0) _exit(0);
+        return;
+    }
+    if (rq.kind == KIND_RESET) {
+        int failed = reset((uid_t)rq.next_uid, error, sizeof error);
+        snprintf(header, sizeof header, "ok=%d\nerror=%s\nprotocol=%d\n", failed ? 0 : 1, error,
+                 PROTOCOL_VERSION);
         if (send_header(header) < 0) _exit(0);
         return;
     }

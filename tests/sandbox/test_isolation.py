@@ -1,10 +1,12 @@
-"""Nothing one case does is seen by the next case of the same job.
+"""Nothing one case does is seen by the next case, nor by the next job.
 
-The cases of a job run one after another in one container. Each run of the
-program below prints everything it can observe at its start (its own limits,
-priority, policy and affinity; PID 1's; what lies in every writable place),
-then changes everything it can and leaves its input (a secret) wherever it
-can. Every later case must observe exactly what the first one did.
+The cases of a job run one after another in one container, and a container
+serves many jobs in turn. Each run of the program below prints everything it
+can observe at its start (its own limits, priority, policy and affinity;
+PID 1's; what lies in every writable place and in the job's files), then
+changes everything it can and leaves its input (a secret) wherever it can.
+Every later case, and every case of a later job in the same container, must
+observe exactly what the first one did (a later job: but for its own uid).
 """
 import json
 import pathlib
@@ -32,7 +34,7 @@ secret = sys.stdin.read().strip()
 libc = ctypes.CDLL(None, use_errno=True)
 RLIMITS = sorted(name for name in dir(resource) if name.startswith("RLIMIT_"))
 IOPRIO_GET, IOPRIO_SET = (252, 251) if platform.machine() == "x86_64" else (31, 30)
-PLACES = (".", "/tmp", "/dev/shm", "/dev/mqueue", "/work")
+PLACES = (".", "/tmp", "/dev/shm", "/dev/mqueue", "/work", "/box/job")
 
 
 def observe(call):
@@ -64,6 +66,7 @@ state = {
     "pid1_rlimits": observe(lambda: {n: resource.prlimit(1, getattr(resource, n)) for n in RLIMITS}),
     "pid1_ioprio": libc.syscall(IOPRIO_GET, 1, 1),
     "env": dict(os.environ),
+    "data": observe(lambda: open("data.txt").read()),
     "places": {p: observe(lambda: sorted(os.listdir(p))) for p in PLACES},
 }
 print(json.dumps(state, sort_keys=True), flush=True)
@@ -159,11 +162,54 @@ def test_no_case_sees_what_an_earlier_case_did(one_container_sandbox, docker_cli
     assert 'secret' not in json.dumps(observed)
 
 
-def _job(tmp_path, name, source):
+def _job(tmp_path, name, source, data=None):
     src = tmp_path / name
     src.mkdir()
     (src / 'main.py').write_text(source)
+    if data is not None:
+        (src / 'data.txt').write_text(data)
     return SandboxJob(key=f'{name}-{uuid.uuid4()}', language=Language.PYTHON, source_dir=src)
+
+
+def _observe(sandbox, job, tmp_path, secret):
+    (tmp_path / 'in').write_text(f'{secret}\n')
+    (tmp_path / 'out').write_text('')
+    result = sandbox.run_case(job, CaseSpec(tmp_path / 'in', tmp_path / 'out', 2000, 65536))
+    assert result.status is Status.WA and result.stderr == '', result
+    return json.loads(result.stdout.splitlines()[0])
+
+
+@pytest.mark.docker
+def test_no_job_sees_what_an_earlier_job_did(one_container_sandbox, docker_client, tmp_path):
+    """The second job runs in the container the first one left (reset in
+    between): it sees its own files only, and nothing the first one did."""
+    sandbox = one_container_sandbox
+    observed, containers = [], []
+    for n in range(2):
+        job = _job(tmp_path, f'job{n}', OBSERVER, data=f'data of job {n}\n')
+        if n == 0:
+            (job.source_dir / 'only-job0.txt').write_text('job 0\n')
+        try:
+            assert sandbox.compile(job).ok
+            observed.append([_observe(sandbox, job, tmp_path, f'secret{n}{k}') for k in range(2)])
+            containers.append(_containers(docker_client, sandbox))
+        finally:
+            sandbox.release(job.key)
+    assert containers[0] == containers[1] and len(containers[0]) == 1, 'not one container'
+    first, second = observed[0][0], observed[1][0]
+    assert first['data'] == 'data of job 0\n' and second['data'] == 'data of job 1\n'
+    assert first['places']['/box/job'] == ['data.txt', 'main.py', 'only-job0.txt']
+    for state in observed[1]:
+        assert state['places']['.'] == state['places']['/box/job'] == ['data.txt', 'main.py']
+    assert first['uid'] != second['uid'] and second['uid'] >= 100000
+
+    def but_own(state):
+        places = {**state['places'], '.': None, '/box/job': None}
+        return {**state, 'uid': None, 'data': None, 'places': places}
+
+    for state in observed[1]:
+        assert but_own(state) == but_own(first), 'a job saw what an earlier job did'
+    assert 'secret' not in json.dumps(observed[1])
 
 
 def _case(tmp_path, text=''):

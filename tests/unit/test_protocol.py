@@ -4,8 +4,8 @@ import struct
 
 import pytest
 
-from sandbox.protocol import (PROTOCOL_VERSION, Kind, RunRequest, SupervisorFailure,
-                              SupervisorProtocolError, read_response)
+from sandbox.protocol import (PROTOCOL_VERSION, Kind, ResetRequest, RunRequest, SupervisorFailure,
+                              SupervisorProtocolError, read_reset_response, read_response)
 
 REQUEST = RunRequest(kind=Kind.CASE,
                      argv=('./main', ),
@@ -128,3 +128,23 @@ def test_rejects_a_huge_header():
 def test_supervisor_failure_is_its_own_error():
     with pytest.raises(SupervisorFailure, match='exec'):
         read_response(answer({'ok': '0', 'error': 'exec ./main: No such file'}), REQUEST)
+
+
+def test_a_reset_names_the_next_uid_and_has_no_argv():
+    assert ResetRequest(123456).encode()[4:] == b'kind=reset\0next_uid=123456\0\0'
+
+
+def test_a_reset_is_done_only_when_the_supervisor_says_so():
+    read_reset_response(answer({'ok': '1', 'error': '', 'protocol': str(PROTOCOL_VERSION)}))
+    with pytest.raises(SupervisorFailure, match='a process outlived'):
+        read_reset_response(
+            answer({
+                'ok': '0',
+                'error': 'a process outlived the last job',
+                'protocol': str(PROTOCOL_VERSION)
+            }))
+    for fields in ({'ok': '1'}, {'ok': '1', 'protocol': str(PROTOCOL_VERSION - 1)}):
+        with pytest.raises(SupervisorProtocolError):
+            read_reset_response(answer(fields))
+    with pytest.raises(SupervisorProtocolError):
+        read_reset_response(answer({'ok': '1', 'protocol': 'x' * 5000}))

@@ -1,10 +1,14 @@
-"""Pool bookkeeping with fake containers: bounds, ownership, eviction, spares."""
+"""Pool bookkeeping with fake containers: bounds, ownership, reuse across
+jobs, wear, removal off the job's path, spares."""
 import threading
 
 import pytest
 
 from sandbox.container import SandboxBroken
 from sandbox.pool import SandboxPool
+from tests.unit.fakes import FakeTime
+
+WAIT = 10
 
 
 class FakeContainer:
@@ -12,15 +16,29 @@ class FakeContainer:
     def __init__(self, image, log):
         self.image = image
         self.log = log
-        self.destroyed = False
+        self.gone = threading.Event()
         self.staged = []
+        self.resets = 0
+        self.reset_fails = False
+        self.destroy_may_end = None  # an Event destroy() waits for, when set
+
+    @property
+    def destroyed(self):
+        return self.gone.is_set()
 
     def start(self):
         self.log.append(('start', self))
 
+    def reset(self):
+        if self.reset_fails:
+            raise SandboxBroken('reset failed')
+        self.resets += 1
+
     def destroy(self):
-        self.destroyed = True
+        if self.destroy_may_end is not None:
+            self.destroy_may_end.wait(WAIT)
         self.log.append(('destroy', self))
+        self.gone.set()
 
 
 class Factory:
@@ -44,17 +62,31 @@ def stage(container, job):
     container.staged.append(job)
 
 
-def spares_ready(pool, timeout):
-    """Every image has its spares (an observation of the pool's state, for
-    tests: nothing in the runner waits for spares)."""
+def observe(pool, condition):
+    """Wait until `condition()` holds of the pool's state (an observation for
+    tests: nothing in the runner waits for it)."""
     with pool._cond:
-        return pool._cond.wait_for(
-            lambda: all(len(pool._spares[image]) >= n for image, n in pool._spare_target.items()),
-            timeout)
+        return pool._cond.wait_for(condition, WAIT)
 
 
-def make_pool(factory, max_alive=2, spares=None):
-    pool = SandboxPool(factory, max_alive=max_alive, spares=spares or {}, acquire_timeout=10)
+def spares_ready(pool):
+    return observe(
+        pool, lambda: all(len(pool._free[image]) >= n for image, n in pool._spare_target.items()))
+
+
+def settled(pool):
+    """Every doomed container has been removed."""
+    return observe(
+        pool, lambda: not pool._doomed and pool._alive == len(
+            [c for cs in pool._free.values() for c in cs]) + len(pool._job_of))
+
+
+def make_pool(factory, max_alive=2, spares=None, **kwargs):
+    pool = SandboxPool(factory,
+                       max_alive=max_alive,
+                       spares=spares or {},
+                       acquire_timeout=WAIT,
+                       **kwargs)
     pool.start()
     return pool
 
@@ -65,17 +97,101 @@ def test_a_job_reuses_its_own_idle_container():
     first = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
     pool.give_back(first)
     again = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
-    assert again is first and first.staged == ['a']
+    assert again is first and first.staged == ['a'] and first.resets == 0
     pool.stop()
 
 
-def test_a_container_never_serves_two_jobs():
+def test_a_container_serves_one_job_at_a_time():
     factory = Factory()
     pool = make_pool(factory, max_alive=4)
     a = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
-    pool.give_back(a)
+    pool.give_back(a)  # idle, still a's: b may not have it
     b = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
     assert b is not a and b.staged == ['b'] and a.staged == ['a']
+    pool.stop()
+
+
+def test_a_released_container_is_reset_before_the_next_job_gets_it():
+    factory = Factory()
+    pool = make_pool(factory)
+    a = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
+    pool.give_back(a)
+    pool.release('a')
+    assert a.resets == 1 and not a.destroyed
+    b = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
+    assert b is a and a.staged == ['a', 'b'] and len(factory.made) == 1
+    pool.stop()
+
+
+def test_a_container_busy_at_its_jobs_release_is_reset_when_given_back():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    idle = pool.acquire('a', 'img', lambda c: None)
+    busy = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(idle)
+    pool.release('a')
+    assert idle.resets == 1 and busy.resets == 0
+    pool.give_back(busy)
+    assert busy.resets == 1 and not busy.destroyed
+    assert sorted(id(c) for c in pool._free['img']) == sorted([id(idle), id(busy)])
+    pool.stop()
+
+
+def test_a_container_whose_reset_fails_is_destroyed_and_never_served_again():
+    factory = Factory()
+    pool = make_pool(factory)
+    a = pool.acquire('a', 'img', lambda c: None)
+    a.reset_fails = True
+    pool.give_back(a)
+    pool.release('a')
+    assert a.gone.wait(WAIT)
+    b = pool.acquire('b', 'img', lambda c: None)
+    assert b is not a
+    assert settled(pool) and pool.alive() == 1
+    pool.stop()
+
+
+def test_a_container_serves_at_most_max_jobs():
+    factory = Factory()
+    pool = make_pool(factory, max_jobs=2)
+    served = []
+    for job in ('a', 'b', 'c'):
+        c = pool.acquire(job, 'img', lambda c: None)
+        served.append(c)
+        pool.give_back(c)
+        pool.release(job)
+    first = served[0]
+    assert served[1] is first and served[2] is not first
+    assert first.resets == 1 and first.gone.wait(WAIT)
+    pool.stop()
+
+
+def test_a_container_is_not_served_past_its_age():
+    factory = Factory()
+    time = FakeTime(now=100.0)
+    pool = make_pool(factory, max_age_sec=60, clock=time.clock)
+    a = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(a)
+    pool.release('a')
+    time.now += 60  # aged while free
+    b = pool.acquire('b', 'img', lambda c: None)
+    assert b is not a and a.gone.wait(WAIT)
+    pool.give_back(b)
+    time.now += 60  # aged while serving its job
+    pool.release('b')
+    assert b.resets == 0 and b.gone.wait(WAIT)
+    pool.stop()
+
+
+def test_removal_is_not_on_the_callers_path():
+    factory = Factory()
+    pool = make_pool(factory)
+    c = pool.acquire('a', 'img', lambda c: None)
+    c.destroy_may_end = threading.Event()
+    pool.give_back(c, broken=True)  # returns while the removal is held up
+    assert not c.destroyed
+    c.destroy_may_end.set()
+    assert c.gone.wait(WAIT) and settled(pool) and pool.alive() == 0
     pool.stop()
 
 
@@ -93,16 +209,15 @@ def test_idle_container_of_another_job_is_evicted_at_capacity():
     pool.stop()
 
 
-def test_release_destroys_idle_and_later_busy_containers():
+def test_a_doomed_container_gives_its_slot_at_capacity():
     factory = Factory()
-    pool = make_pool(factory, max_alive=3)
-    idle = pool.acquire('a', 'img', lambda c: None)
-    busy = pool.acquire('a', 'img', lambda c: None)
-    pool.give_back(idle)
-    pool.release('a')
-    assert idle.destroyed and not busy.destroyed
-    pool.give_back(busy)
-    assert busy.destroyed and pool.alive() == 0
+    # Not started: no keeper removes the doomed container first.
+    pool = SandboxPool(factory, max_alive=1, spares={}, acquire_timeout=WAIT)
+    a = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(a, broken=True)
+    assert not a.destroyed and pool.alive() == 1
+    b = pool.acquire('b', 'img', lambda c: None)
+    assert b is not a and a.destroyed and pool.alive() == 1
     pool.stop()
 
 
@@ -111,7 +226,7 @@ def test_broken_container_is_destroyed():
     pool = make_pool(factory)
     c = pool.acquire('a', 'img', lambda c: None)
     pool.give_back(c, broken=True)
-    assert c.destroyed and pool.alive() == 0
+    assert c.gone.wait(WAIT) and settled(pool) and pool.alive() == 0
     pool.stop()
 
 
@@ -124,7 +239,7 @@ def test_failed_staging_gives_the_container_up():
 
     with pytest.raises(OSError):
         pool.acquire('a', 'img', bad_stage)
-    assert pool.alive() == 0 and all(c.destroyed for c in factory.made)
+    assert factory.made[0].gone.wait(WAIT) and settled(pool) and pool.alive() == 0
     pool.stop()
 
 
@@ -137,7 +252,7 @@ def test_failed_creation_frees_its_slot():
     for _ in range(3):
         with pytest.raises(SandboxBroken):
             pool.acquire('a', 'img', lambda c: None)
-    assert pool.alive() == 0
+    assert pool.alive() == 0 and pool._in_runs == 0
     pool.stop()
 
 
@@ -172,44 +287,70 @@ def test_bound_holds_under_concurrent_jobs():
         t.join(30)
     assert not any(t.is_alive() for t in threads)
     assert max(most) <= 3
-    assert pool.alive() == 0 and not factory.live()
+    assert settled(pool) and pool.alive() == len(factory.live()) <= 3
+    assert not pool._job_of and pool._in_runs == 0
     pool.stop()
+    assert not factory.live()
 
 
 def test_spares_are_kept_and_handed_out_once():
     factory = Factory()
-    pool = make_pool(factory, max_alive=3, spares={'img': 1})
-    assert spares_ready(pool, 10)
+    pool = make_pool(factory, max_alive=3, spares={'img': 1}, cores=2)
+    assert spares_ready(pool)
     spare = factory.made[0]
     got = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
     assert got is spare and got.staged == ['a']
-    assert spares_ready(pool, 10)  # the spawner replaces it
+    assert spares_ready(pool)  # the keeper replaces it
     other = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
     assert other is factory.made[1] and other.staged == ['b']
     assert len(factory.made) <= 3
     pool.stop()
-    pool.join(10)
+    pool.join(WAIT)
+
+
+def test_no_spare_is_started_while_every_core_is_in_a_run():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=4, spares={'img': 1}, cores=1)
+    assert spares_ready(pool)
+    busy = pool.acquire('a', 'img', lambda c: None)
+    with pool._cond:
+        assert pool._spare_wanted() is None  # the one core is judging
+    pool.give_back(busy)
+    assert spares_ready(pool) and len(factory.made) == 2
+    pool.stop()
 
 
 def test_spare_of_another_image_is_evicted_when_full():
     factory = Factory()
     pool = make_pool(factory, max_alive=1, spares={'cpp': 1})
-    assert spares_ready(pool, 10)
+    assert spares_ready(pool)
     python = pool.acquire('a', 'python', lambda c: None)
     assert python.image == 'python' and factory.made[0].destroyed
     pool.stop()
-    pool.join(10)
+    pool.join(WAIT)
     assert python.destroyed is False  # busy: destroyed when given back
     pool.give_back(python)
-    assert python.destroyed
+    assert python.destroyed and python.resets == 0
 
 
 def test_stop_destroys_spares_and_fails_later_acquires():
     factory = Factory()
     pool = make_pool(factory, max_alive=2, spares={'img': 1})
-    assert spares_ready(pool, 10)
+    assert spares_ready(pool)
     pool.stop()
-    pool.join(10)
+    pool.join(WAIT)
     assert all(c.destroyed for c in factory.made)
     with pytest.raises(SandboxBroken):
         pool.acquire('a', 'img', lambda c: None)
+
+
+def test_stop_destroys_free_and_doomed_containers():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    free = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(free)
+    pool.release('a')
+    assert free in pool._free['img']
+    pool.stop()
+    pool.join(WAIT)
+    assert all(c.destroyed for c in factory.made) and pool.alive() == 0
