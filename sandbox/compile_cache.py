@@ -12,7 +12,10 @@ folder a submission could write; an entry whose program does not match its
 recorded hash is dropped on read. Entries are written under a temporary name
 and renamed into place, so concurrent jobs (and runners sharing a DATA_DIR)
 see whole entries or none. The cache is bounded on disk: past `max_bytes`,
-the least recently used entries go.
+the least recently used entries go. The disk use is counted once, then kept
+as a running total of what this process adds; it is counted again when the
+total passes the bound, or after `RECOUNT_SEC` (other runners may share the
+folder), so a put costs no scan of thousands of entries.
 """
 import dataclasses
 import hashlib
@@ -24,7 +27,7 @@ import shutil
 import threading
 import time
 import uuid
-from typing import Optional
+from typing import Callable, Optional
 
 from sandbox.results import Status
 
@@ -34,6 +37,7 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 _RESULT = 'result.json'
 STALE_TEMPORARY_SEC = 3600
+RECOUNT_SEC = 600
 _PROGRAM = 'program'
 
 
@@ -70,10 +74,17 @@ def _file_sha256(path: pathlib.Path) -> str:
 
 class CompileCache:
 
-    def __init__(self, root: pathlib.Path, max_bytes: int):
+    def __init__(self,
+                 root: pathlib.Path,
+                 max_bytes: int,
+                 clock: Callable[[], float] = time.monotonic):
         self._root = root
         self._max_bytes = max_bytes
+        self._clock = clock
         self._lock = threading.Lock()  # one eviction at a time in this process
+        self._total: Optional[int] = None  # disk use as last counted, plus puts since
+        self._counted_at = 0.0
+        self.counts = 0  # how often the whole cache was counted (for tests)
 
     def get(self, key: str) -> Optional[Entry]:
         folder = self._root / key
@@ -120,18 +131,26 @@ class CompileCache:
                     'static_bytes':
                     static_bytes,
                 }))
+            added = _size(temporary)
             try:
                 temporary.rename(self._root / key)
             except OSError:
-                pass  # another job put the same entry first
+                added = 0  # another job put the same entry first
         except OSError as exc:
             log.warning('compile cache: cannot write an entry (%s)', exc.strerror)
+            return
         finally:
             shutil.rmtree(temporary, ignore_errors=True)
-        self._evict()
+        self._evict(added)
 
-    def _evict(self) -> None:
+    def _evict(self, added: int) -> None:
         with self._lock:
+            if (self._total is not None and self._total + added <= self._max_bytes
+                    and self._clock() - self._counted_at < RECOUNT_SEC):
+                self._total += added
+                return
+            self.counts += 1
+            self._counted_at = self._clock()
             try:
                 folders = list(self._root.iterdir())
                 now = time.time()
@@ -143,6 +162,7 @@ class CompileCache:
                 entries = [(folder.stat().st_mtime, folder, _size(folder)) for folder in folders
                            if not folder.name.startswith('.')]
             except OSError:
+                self._total = None
                 return
             total = sum(size for _, _, size in entries)
             for _, folder, size in sorted(entries, key=lambda e: e[0]):
@@ -150,6 +170,7 @@ class CompileCache:
                     break
                 shutil.rmtree(folder, ignore_errors=True)
                 total -= size
+            self._total = total
 
 
 def _size(folder: pathlib.Path) -> int:

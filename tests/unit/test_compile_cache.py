@@ -5,8 +5,9 @@ import pathlib
 
 import pytest
 
-from sandbox.compile_cache import CompileCache, cache_key
+from sandbox.compile_cache import RECOUNT_SEC, CompileCache, cache_key
 from sandbox.results import Status
+from tests.unit.fakes import FakeTime
 
 ARGV = ('gcc', '-O2', '-o', 'main', 'main.c')
 
@@ -85,6 +86,29 @@ def test_the_least_recently_used_entries_go_past_the_bound(tmp_path):
     cache.put('k3', Status.AC, '', b'x' * 1000, 0)
     assert cache.get('k2') is None
     assert cache.get('k1') is not None and cache.get('k3') is not None
+
+
+def test_a_put_under_the_bound_counts_nothing_until_it_is_time(tmp_path):
+    time = FakeTime(now=1000.0)
+    cache = CompileCache(tmp_path / 'cache', 1 << 30, clock=time.clock)
+    for n in range(20):
+        cache.put(f'k{n}', Status.AC, '', b'x' * 1000, 0)
+    assert cache.counts == 1  # the first put counts the folder once
+    time.now += RECOUNT_SEC  # another runner may have added meanwhile
+    cache.put('later', Status.AC, '', b'x' * 1000, 0)
+    assert cache.counts == 2
+
+
+def test_the_running_total_finds_the_bound(tmp_path):
+    from sandbox.compile_cache import _size
+    probe = CompileCache(tmp_path / 'probe', 1 << 30)
+    probe.put('k', Status.AC, '', b'x' * 1000, 0)
+    one = _size(tmp_path / 'probe' / 'k')
+    cache = CompileCache(tmp_path / 'cache', int(3.5 * one), clock=FakeTime().clock)
+    for n in range(6):
+        cache.put(f'k{n}', Status.AC, '', b'x' * 1000, 0)
+    assert len(list((tmp_path / 'cache').iterdir())) <= 3
+    assert cache.counts < 6
 
 
 def test_an_unwritable_cache_costs_only_the_compile(tmp_path):
