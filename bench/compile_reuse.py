@@ -1,6 +1,6 @@
 """What the compile cache and the precompiled <bits/stdc++.h> save, in one run.
 
-    python -m bench.compile_reuse [--submissions 100] [--cases 5]
+    python -m bench.compile_reuse [--submissions 100] [--cases 5] [--json]
 
 1. A rejudge storm: N distinct submissions (C, C++ and Python in turn; each a
    build of its own), judged once (compile and `--cases` cases each, two
@@ -15,6 +15,7 @@ Figures are printed, never asserted.
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import pathlib
 import statistics
@@ -76,6 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--submissions', type=int, default=100)
     parser.add_argument('--cases', type=int, default=5)
+    parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
     args = parser.parse_args()
     workers = os.cpu_count() or 1
     client = docker.from_env(timeout=60)
@@ -99,10 +101,6 @@ def main() -> None:
             sandbox.stop()
             sandbox.join(60)
             sandbox.remove_leftovers()
-        print(f'rejudge storm: {args.submissions} submissions x (compile + {args.cases} cases), '
-              f'{workers} workers')
-        print(f'  first judging:          {first:6.1f} s')
-        print(f'  rejudge, same builds:   {again:6.1f} s   ({first / again:.1f}x faster)')
 
         uncached = DockerSandbox(SandboxSettings(root=tmp / 'nocache',
                                                  max_containers=workers,
@@ -118,8 +116,26 @@ def main() -> None:
             uncached.stop()
             uncached.join(60)
             uncached.remove_leftovers()
-        print(f'<bits/stdc++.h> job (compile + {args.cases} cases, cache off): median '
-              f'{statistics.median(walls):.2f} s of 5 ({min(walls):.2f}-{max(walls):.2f})')
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    'submissions': args.submissions,
+                    'cases': args.cases,
+                    'workers': workers,
+                    'storm_first_sec': first,
+                    'storm_again_sec': again,
+                    'storm_ratio': first / again,
+                    'bits_job_sec': walls,
+                },
+                indent=1))
+        return
+    print(f'rejudge storm: {args.submissions} submissions x (compile + {args.cases} cases), '
+          f'{workers} workers')
+    print(f'  first judging:          {first:6.1f} s')
+    print(f'  rejudge, same builds:   {again:6.1f} s   ({first / again:.1f}x faster)')
+    print(f'<bits/stdc++.h> job (compile + {args.cases} cases, cache off): median '
+          f'{statistics.median(walls):.2f} s of 5 ({min(walls):.2f}-{max(walls):.2f})')
 
 
 if __name__ == '__main__':

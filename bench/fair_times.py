@@ -1,16 +1,18 @@
 """False TLEs on a loaded host, with and without the rerun margin, in one run.
 
     python -m bench.fair_times [--runs 40] [--limit-ms 300] [--fraction 0.8]
+                               [--json] [--plots DIR]
 
 A C program whose CPU time is about `--fraction` (80 %) of its limit (calibrated first, on
 the idle host) is judged `--runs` times while every core also runs a busy
 loop (the neighbours of an exam-end batch), once with runs stopped at the
 limit (`tle_margin` 1.0: how it was) and once with the margin (1.5: a TLE
 within it is run again and the lower time counts). Prints the false-TLE rate
-of each and the spread of the measured times. Figures are printed, never
-asserted.
+of each and the spread of the measured times (`--plots`: cpu-time-spread.png).
+Figures are printed, never asserted.
 """
 import argparse
+import json
 import multiprocessing
 import os
 import pathlib
@@ -58,6 +60,8 @@ def main() -> None:
     parser.add_argument('--runs', type=int, default=40)
     parser.add_argument('--limit-ms', type=int, default=300)
     parser.add_argument('--fraction', type=float, default=0.8)
+    parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
+    parser.add_argument('--plots', type=pathlib.Path, help='write PNG figures into this folder')
     args = parser.parse_args()
     client = docker.from_env(timeout=60)
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,9 +89,30 @@ def main() -> None:
         finally:
             for n in neighbours:
                 n.terminate()
-    print(
-        f'a program at ~{args.fraction:.0%} of a {args.limit_ms} ms limit, {args.runs} runs each, every core '
-        'also busy:')
+    figures = {
+        'limit_ms': args.limit_ms,
+        'fraction': args.fraction,
+        'idle_ms': [r.exec_time_ms for r in probe],
+        'margins': {
+            str(margin): {
+                'runs': len(judged),
+                'false_tle': sum(r.status is Status.TLE for r in judged),
+                'cpu_ms': [r.exec_time_ms for r in judged],
+            }
+            for margin, judged in results.items()
+        },
+    }
+    if args.plots:
+        from bench import plots
+        plots.cpu_time_spread(args.plots, {
+            f'margin {m}': f['cpu_ms']
+            for m, f in figures['margins'].items()
+        }, args.limit_ms, f'one program at {args.fraction:.0%} of its limit, every core busy')
+    if args.json:
+        print(json.dumps(figures, indent=1))
+        return
+    print(f'a program at ~{args.fraction:.0%} of a {args.limit_ms} ms limit, {args.runs} runs '
+          'each, every core also busy:')
     for margin, judged in results.items():
         times = [r.exec_time_ms for r in judged if r.status is Status.AC]
         tle = sum(r.status is Status.TLE for r in judged)

@@ -1,15 +1,19 @@
 """Throughput and latency of one runner process against the local backend.
 
     python -m bench.throughput [--submissions 120] [--claim-samples 10] [--json]
+                               [--plots DIR]
 
 1. Starts a `LocalBackend` (its default runner config: heartbeat 15 s, poll
    interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
    (LONG_POLL_SEC=25), judging in real Docker sandboxes.
 2. Claim latency with long-poll: on an idle runner, the time from a submit to
    its claim, as the backend's event log records both.
-3. A batch: N submissions at once, mixed C, C++ and Python, six cases each.
-   Prints submissions per minute (first submit to last report) and the median
-   and p95 time from submit to report. Then the floor: the same submissions
+3. A batch: N submissions at once, mixed C, C++ and Python, six cases each,
+   each a build of its own (no two are the same source, as in an exam: the
+   compile cache serves none of them). Prints submissions per minute (first
+   submit to last report) and the median and p95 time from submit to report;
+   `--plots` draws their CDF (latency-cdf.png) and the runner's busy
+   sandboxes over the batch, read from its /metrics (busy-sandboxes.png). Then the floor: the same submissions
    compiled and run directly on the host, one at a time, in CPU seconds; the
    efficiency is that floor over the batch's wall times the cores (the share
    of the cores that went to the submissions and their compilers).
@@ -28,11 +32,15 @@ import pathlib
 import random
 import resource
 import signal
+import socket
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
+
+import requests
 
 from localbackend import LocalBackend, Problem
 from sandbox.languages import Language
@@ -85,12 +93,15 @@ def problem() -> Problem:
 
 
 def submissions(count: int) -> List[Tuple[str, bytes]]:
-    """The batch: C, C++ and Python in turn, one in five of each wrong."""
+    """The batch: C, C++ and Python in turn, one in five of each wrong, each
+    a source of its own."""
     languages = list(SOURCES)
     made = []
     for index in range(count):
         language = languages[index % 3]
-        made.append((language, WRONG[language] if index % 15 >= 12 else SOURCES[language]))
+        source = WRONG[language] if index % 15 >= 12 else SOURCES[language]
+        comment = b'# ' if language == 'python' else b'// '
+        made.append((language, source + comment + b'submission %d\n' % index))
     return made
 
 
@@ -113,6 +124,46 @@ def floor_cpu_sec(count: int) -> float:
                                capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+class MetricsSampler:
+    """Reads the runner's busy sandboxes and containers from its /metrics
+    every `period` seconds (a sampling rate, not a synchronisation)."""
+
+    def __init__(self, port: int, period: float = 0.1):
+        self._url = f'http://127.0.0.1:{port}/metrics'
+        self._period = period
+        self._stop = threading.Event()
+        self.samples: List[Tuple[float, float, float]] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._period):
+            try:
+                text = requests.get(self._url, timeout=2).text
+            except requests.RequestException:
+                continue
+            values = {}
+            for line in text.splitlines():
+                name, _, value = line.partition(' ')
+                if name in ('oj_runner_sandboxes_busy', 'oj_runner_sandbox_containers'):
+                    values[name] = float(value)
+            if len(values) == 2:
+                self.samples.append((time.time(), values['oj_runner_sandboxes_busy'],
+                                     values['oj_runner_sandbox_containers']))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
 
 
 def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int,
@@ -195,9 +246,16 @@ def claim_latencies(backend: LocalBackend, rid: str, long_poll: bool, samples: i
     return latencies, fetches
 
 
-def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool) -> None:
+def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
+          sampler: Optional[MetricsSampler]) -> None:
+    if sampler is not None:
+        sampler.start()
     sids = [backend.submit(PROBLEM_ID, language, source) for language, source in submissions(count)]
-    results = backend.wait_results(sids, WAIT_SEC)
+    try:
+        results = backend.wait_results(sids, WAIT_SEC)
+    finally:
+        if sampler is not None:
+            sampler.stop()
     first = min(submitted_at(backend, sid) for sid in sids)
     last = max(landed_at(backend, sid) for sid in sids)
     turnaround = [landed_at(backend, sid) - submitted_at(backend, sid) for sid in sids]
@@ -222,6 +280,9 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool) -> None
         'cores': cores,
         'efficiency': floor / (wall * cores),
     }
+    if sampler is not None:
+        figures['batch']['busy_samples'] = [(t - first, busy, alive)
+                                            for t, busy, alive in sampler.samples]
     if quiet:
         return
     print(f'batch: {count} submissions (C, C++, Python in turn), {cases} cases; verdicts: ' +
@@ -251,9 +312,11 @@ def main() -> None:
     parser.add_argument('--claim-samples', type=int, default=10)
     parser.add_argument('--max-containers', type=int, default=None)
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
+    parser.add_argument('--plots', type=pathlib.Path, help='write PNG figures into this folder')
     args = parser.parse_args()
     figures: dict = {'cpus': os.cpu_count()}
-    env = {}
+    metrics_port = free_port()
+    env = {'METRICS_PORT': str(metrics_port)}
     if args.max_containers is not None:
         env['MAX_CONTAINER_NUMBER'] = str(args.max_containers)
     rng = random.Random(1)
@@ -270,7 +333,7 @@ def main() -> None:
             try:
                 with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
                                                  poll_interval, rng)
-                batch(backend, args.submissions, figures, args.json)
+                batch(backend, args.submissions, figures, args.json, MetricsSampler(metrics_port))
             finally:
                 stop_runner(runner)
 
@@ -286,6 +349,12 @@ def main() -> None:
             'long_poll': with_long_poll[0],
             'polling': without_long_poll[0],
         }
+        if args.plots:
+            from bench import plots
+            done = figures['batch']
+            title = f'{done["submissions"]} submissions, {done["cores"]} cores'
+            plots.latency_cdf(args.plots, done['latencies_sec'], title)
+            plots.busy_over_time(args.plots, done.get('busy_samples', []), done['cores'], title)
         if args.json:
             print(json.dumps(figures, indent=1))
             return
