@@ -30,7 +30,7 @@ from sandbox.results import Status
 from sandbox.settings import SandboxSettings
 
 SOURCE = ('#include <stdio.h>\nint main(void){long long a,b;if(scanf("%lld %lld",&a,&b)!=2)'
-          'return 1;printf("%lld\\n",a+b);return 0;}\n/* job %s */\n')
+          'return 1;printf("%lld\\n",a+b);return 0;}\n/* job JOB */\n')
 
 
 def make_cases(folder: pathlib.Path, count: int):
@@ -47,7 +47,7 @@ def in_sandbox(sandbox: DockerSandbox, folder: pathlib.Path, cases) -> tuple:
     """(whole job, seconds per case), one fresh build."""
     src = folder / 'src'
     src.mkdir(parents=True)
-    (src / 'main.c').write_text(SOURCE % uuid.uuid4().hex)
+    (src / 'main.c').write_text(SOURCE.replace("JOB", uuid.uuid4().hex))
     job = SandboxJob(key=f'small-{uuid.uuid4()}', language=Language.C, source_dir=src)
     start = time.perf_counter()
     assert sandbox.compile(job).ok
@@ -64,7 +64,7 @@ def directly(folder: pathlib.Path, cases) -> tuple:
     toolchain = Language.C.toolchain
     folder.mkdir(parents=True)
     start = time.perf_counter()
-    (folder / 'main.c').write_text(SOURCE % uuid.uuid4().hex)
+    (folder / 'main.c').write_text(SOURCE.replace("JOB", uuid.uuid4().hex))
     subprocess.run(toolchain.compile_argv, cwd=folder, check=True, capture_output=True)
     case_start = time.perf_counter()
     for case in cases:

@@ -156,7 +156,7 @@ class MetricsSampler:
                 if name in ('oj_runner_sandboxes_busy', 'oj_runner_sandbox_containers'):
                     values[name] = float(value)
             if len(values) == 2:
-                self.samples.append((time.time(), values['oj_runner_sandboxes_busy'],
+                self.samples.append((time.monotonic(), values['oj_runner_sandboxes_busy'],
                                      values['oj_runner_sandbox_containers']))
 
 

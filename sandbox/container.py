@@ -51,6 +51,10 @@ TRANSFER_GRACE_SEC = 15.0
 # A reset has nothing left to wait for (every run already ended and was
 # wiped); a supervisor slower than this is not fit for another job.
 RESET_TIMEOUT_SEC = 10.0
+# Memory a container's cgroup may hold after a reset beyond what it held
+# after its first job (caches of what jobs read, kernel memory such as
+# directory entries): a later job would pay for reclaiming more, in time.
+RESET_MEMORY_GROWTH_KB = 256 * 1024
 
 
 class SandboxBroken(Exception):
@@ -83,6 +87,7 @@ class SandboxContainer:
         self._destroyed = False
         self._conn: Optional[socket.socket] = None
         self._lock = threading.Lock()
+        self._memory_after_first_job_kb: Optional[int] = None
 
     def __repr__(self):
         return f'<SandboxContainer {self.name} {self.image}>'
@@ -210,7 +215,9 @@ class SandboxContainer:
         The supervisor kills every process, empties every writable place and
         checks both; the next job's runs get a new uid; the job's files are
         replaced by an empty folder. Nothing of the last job stays but the
-        supervisor itself, which no run can reach (supervisor.c)."""
+        supervisor itself, which no run can reach (supervisor.c), and what
+        it left charged to the container's memory, which is bounded
+        (RESET_MEMORY_GROWTH_KB)."""
         with self._lock:
             if self._conn is None:
                 raise SandboxBroken('sandbox is closed')
@@ -218,7 +225,7 @@ class SandboxContainer:
             try:
                 self._conn.settimeout(RESET_TIMEOUT_SEC)
                 self._conn.sendall(ResetRequest(next_uid).encode())
-                read_reset_response(self._conn)
+                memory_kb = read_reset_response(self._conn)
                 # Only the host writes the box: no link in it to follow.
                 job = self.box / 'job'
                 shutil.rmtree(job)
@@ -226,6 +233,14 @@ class SandboxContainer:
             except (OSError, ValueError, SupervisorFailure, SupervisorProtocolError) as exc:
                 self._close_conn()
                 raise SandboxBroken(f'sandbox reset failed: {type(exc).__name__}: {exc}') from None
+            if self._memory_after_first_job_kb is None:
+                self._memory_after_first_job_kb = memory_kb
+            elif (min(memory_kb, self._memory_after_first_job_kb) >= 0
+                  and memory_kb - self._memory_after_first_job_kb > RESET_MEMORY_GROWTH_KB):
+                self._close_conn()
+                raise SandboxBroken(f'the sandbox holds {memory_kb // 1024} MiB after its '
+                                    f'reset, {self._memory_after_first_job_kb // 1024} MiB after '
+                                    'its first job')
             self.run_uid = next_uid
 
     def destroy(self) -> None:

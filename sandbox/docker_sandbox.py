@@ -46,6 +46,9 @@ _ENV = (
     ('HOME', '/tmp'),
     ('LANG', 'C.UTF-8'),
     ('PYTHONDONTWRITEBYTECODE', '1'),
+    # Nothing in /tmp (HOME) is ever Python's to load: /tmp is emptied after
+    # every run, and this holds even if it were not.
+    ('PYTHONNOUSERSITE', '1'),
 )
 COMPILE_DIR = '/work/compile'
 CASE_DIR = '/work/run'  # PID 1 makes it (read-only for the run) and keeps it between cases
@@ -524,8 +527,14 @@ class DockerSandbox(Sandbox):
 
 def check_image(client: docker.DockerClient, image: str) -> None:
     """Raise docker.errors.ImageNotFound when `image` is not on this host,
-    ImageMismatch when it was built for another supervisor protocol."""
-    found = client.images.get(image).labels or {}
+    ImageMismatch when it was built for another supervisor protocol or
+    declares volumes."""
+    found_image = client.images.get(image)
+    found = found_image.labels or {}
+    if (found_image.attrs.get('Config') or {}).get('Volumes'):
+        # A volume is a writable place the supervisor neither wipes nor checks.
+        raise ImageMismatch(f'{image} declares volumes (VOLUME in its Dockerfile or its base): '
+                            'a sandbox image may have none')
     if found.get(PROTOCOL_LABEL) != str(PROTOCOL_VERSION):
         raise ImageMismatch(f'{image} was built for supervisor protocol '
                             f'{found.get(PROTOCOL_LABEL, "1")}, this runner speaks '

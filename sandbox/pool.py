@@ -23,7 +23,7 @@ import collections
 import logging
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from sandbox.container import SandboxBroken, SandboxContainer
 
@@ -103,52 +103,101 @@ class SandboxPool:
     def acquire(self, job_key: str, image: str, stage: Callable[[SandboxContainer],
                                                                 None]) -> SandboxContainer:
         """A container for `job_key`, already holding the job's files."""
-        victim = None
-        with self._cond:
-            while True:
-                if self._stopping:
-                    raise SandboxBroken('sandbox pool is stopped')
-                own = [c for c in self._idle[job_key] if c.image == image]
-                if own:
-                    self._idle[job_key].remove(own[0])
-                    self._in_runs += 1
-                    return own[0]
-                container = self._take_free(image)
-                if container is not None:
-                    self._assign(container, job_key)
-                    self._cond.notify_all()  # the keeper may start a spare
-                    break
-                if self._alive < self._max_alive:
-                    self._alive += 1
-                    break
-                victim = self._victim()
-                if victim is not None:
-                    # Its slot passes to the new container, so `alive` stays.
-                    self._forget(victim, keep_slot=True)
-                    break
-                if not self._cond.wait(timeout=self._acquire_timeout):
-                    raise SandboxBroken('no sandbox became free in time')
-            self._in_runs += 1
-        slot_held = container is None  # a new container's, until _create takes it
+        container, staged = self._obtain(job_key, image)
+        if staged:
+            return container
+        try:
+            stage(container)
+        except BaseException:
+            self.give_back(container, broken=True)
+            raise
+        return container
+
+    def _obtain(self, job_key: str, image: str) -> Tuple[SandboxContainer, bool]:
+        """A container of `image` assigned to `job_key` and counted in a run,
+        and whether it holds the job's files already.
+
+        In order: the job's own idle container, a free one, a new one while
+        there is room; at capacity, another job's idle container, reset for
+        this one (about a millisecond; that job gets another when it needs
+        one), else a new one in place of a doomed container, a free one of
+        another image or another job's idle one of another image."""
+        while True:
+            victim = taken = None
+            with self._cond:
+                while True:
+                    if self._stopping:
+                        raise SandboxBroken('sandbox pool is stopped')
+                    own = [c for c in self._idle[job_key] if c.image == image]
+                    if own:
+                        self._idle[job_key].remove(own[0])
+                        self._in_runs += 1
+                        return own[0], True
+                    container = self._take_free(image)
+                    if container is not None:
+                        self._assign(container, job_key)
+                        self._in_runs += 1
+                        self._cond.notify_all()  # the keeper may start a spare
+                        return container, False
+                    if self._alive < self._max_alive:
+                        self._alive += 1
+                        break
+                    taken = self._idle_of_another_job(image)
+                    if taken is not None:
+                        self._detach(taken)
+                        break
+                    victim = self._victim()
+                    if victim is not None:
+                        # Its slot passes to the new container, so `alive` stays.
+                        self._forget(victim, keep_slot=True)
+                        break
+                    if not self._cond.wait(timeout=self._acquire_timeout):
+                        raise SandboxBroken('no sandbox became free in time')
+                self._in_runs += 1
+            if taken is not None:
+                try:
+                    taken.reset()
+                except BaseException as exc:
+                    with self._cond:
+                        self._in_runs -= 1
+                    self._doom(taken)
+                    if not isinstance(exc, SandboxBroken):
+                        raise
+                    log.warning('a sandbox could not be reset for another job: %s', exc)
+                    continue
+                with self._cond:
+                    self._assign(taken, job_key)
+                return taken, False
+            return self._new(job_key, image, victim), False
+
+    def _new(self, job_key: str, image: str,
+             victim: Optional[SandboxContainer]) -> SandboxContainer:
+        """A new container in the slot reserved for it (or `victim`'s)."""
         try:
             if victim is not None:
                 victim.destroy()
-            if container is None:
-                slot_held = False  # _create frees it when it fails
-                container = self._create(image)
-                with self._cond:
-                    self._assign(container, job_key)
-            stage(container)
         except BaseException:
-            if container is None:
-                with self._cond:
-                    self._in_runs -= 1
-                    self._alive -= slot_held
-                    self._cond.notify_all()
-            else:
-                self.give_back(container, broken=True)
+            with self._cond:
+                self._in_runs -= 1
+                self._alive -= 1
+                self._cond.notify_all()
             raise
-        return container
+        try:
+            container = self._create(image)  # frees the slot when it fails
+        except BaseException:
+            with self._cond:
+                self._in_runs -= 1
+                self._cond.notify_all()
+            raise
+        with self._cond:
+            self._assign(container, job_key)
+            if not self._stopping:
+                return container
+            self._in_runs -= 1
+            self._forget(container)
+        # stop() has passed: nothing may be left running after it.
+        container.destroy()
+        raise SandboxBroken('sandbox pool is stopped')
 
     def give_back(self, container: SandboxContainer, broken: bool = False) -> None:
         """End of one run. A broken container is destroyed; one whose job was
@@ -175,7 +224,7 @@ class SandboxPool:
                 if self._job_of[c] == job_key:
                     del self._job_of[c]
         for c in idle:
-            self._put_back(c)
+            self._put_back(c)  # never raises: a container it cannot reset is doomed
 
     def alive(self) -> int:
         """Containers alive now, free ones included (a metric)."""
@@ -185,14 +234,14 @@ class SandboxPool:
     def _put_back(self, container: SandboxContainer) -> None:
         """Free for another job once reset; destroyed when it cannot be, or is worn."""
         with self._cond:
-            worn = (self._jobs_served.get(container, 0) >= self._max_jobs
-                    or self._clock() - self._born.get(container, 0.0) >= self._max_age_sec)
+            worn = self._worn(container)
         if worn:
             self._doom(container)
             return
         try:
             container.reset()
-        except SandboxBroken as exc:
+        except Exception as exc:
+            # Whatever went wrong, the container is not known to be clean.
             log.warning('a sandbox could not be reset for another job, destroying it: %s', exc)
             self._doom(container)
             return
@@ -216,17 +265,49 @@ class SandboxPool:
             self._cond.notify_all()
         container.destroy()
 
+    def _expire_free(self) -> None:
+        """Lock held. Free containers past their age are doomed, so that a
+        fresh spare replaces them before a job needs one."""
+        for free in self._free.values():
+            for container in [c for c in free if self._worn(c)]:
+                free.remove(container)
+                self._doomed.append(container)
+
+    def _next_expiry(self) -> Optional[float]:
+        """Lock held. Seconds until the oldest free container is past its age."""
+        born = [self._born.get(c, 0.0) for cs in self._free.values() for c in cs]
+        if not born:
+            return None
+        return max(0.0, min(born) + self._max_age_sec - self._clock())
+
     def _take_free(self, image: str) -> Optional[SandboxContainer]:
         """The most recently used free container of `image` (the others age
         out first); an old one found on the way is doomed."""
         free = self._free[image]
         while free:
             container = free.pop()
-            if self._clock() - self._born.get(container, 0.0) < self._max_age_sec:
+            if not self._worn(container):
                 return container
             self._doomed.append(container)
             self._cond.notify_all()
         return None
+
+    def _idle_of_another_job(self, image: str) -> Optional[SandboxContainer]:
+        """Another job's idle container of `image` that may serve more jobs."""
+        for containers in self._idle.values():
+            for container in containers:
+                if container.image == image and not self._worn(container):
+                    return container
+        return None
+
+    def _worn(self, container) -> bool:
+        return (self._jobs_served.get(container, 0) >= self._max_jobs
+                or self._clock() - self._born.get(container, 0.0) >= self._max_age_sec)
+
+    def _detach(self, container):
+        """No job's any more (its age and uses stay)."""
+        job_key = self._job_of.pop(container)
+        self._idle[job_key].remove(container)
 
     def _assign(self, container, job_key):
         self._job_of[container] = job_key
@@ -284,8 +365,11 @@ class SandboxPool:
         failures = 0
         while True:
             with self._cond:
-                while (not self._stopping and not self._doomed and self._spare_wanted() is None):
-                    self._cond.wait()
+                while not self._stopping:
+                    self._expire_free()
+                    if self._doomed or self._spare_wanted() is not None:
+                        break
+                    self._cond.wait(timeout=self._next_expiry())
                 if self._stopping:
                     return
                 doomed = self._doomed.pop() if self._doomed else None
@@ -293,7 +377,12 @@ class SandboxPool:
                     image = self._spare_wanted()
                     self._alive += 1
             if doomed is not None:
-                doomed.destroy()
+                try:
+                    doomed.destroy()
+                except Exception:
+                    # Its slot is freed all the same: the engine's leftovers
+                    # are removed by label (remove_exited, remove_leftovers).
+                    log.exception('removing a sandbox failed')
                 with self._cond:
                     self._forget(doomed)
                     self._cond.notify_all()

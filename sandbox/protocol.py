@@ -122,15 +122,19 @@ class ResetRequest:
         return _U32.pack(len(body)) + body
 
 
-def read_reset_response(sock: socket.socket) -> None:
-    """Returns when the supervisor verified the reset; SupervisorFailure when
-    it could not."""
+def read_reset_response(sock: socket.socket) -> int:
+    """The memory the container's cgroup holds after a verified reset, in KiB
+    (-1: unknown); SupervisorFailure when the reset could not be verified."""
     fields = _read_header(sock)
     if fields.get('protocol') != str(PROTOCOL_VERSION):
         raise SupervisorProtocolError(
             f'supervisor speaks protocol {fields.get("protocol")}, not {PROTOCOL_VERSION}')
     if fields.get('ok') != '1':
         raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
+    try:
+        return max(-1, int(fields.get('mem_kb', '-1')))
+    except ValueError:
+        raise SupervisorProtocolError('non-integer mem_kb') from None
 
 
 _INT_FIELDS = ('exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'mem_exceeded', 'cpu_us',

@@ -393,6 +393,19 @@ static int case_folder(void) {
     return 0;
 }
 
+/* What the container's memory cgroup holds now, in KiB (page cache and
+ * kernel memory included); -1 when unknown. */
+static long long read_memory_kb(void) {
+    static int fd = -2;
+    if (fd == -2) {
+        fd = open("/sys/fs/cgroup/memory/memory.usage_in_bytes", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) fd = open("/sys/fs/cgroup/memory.current", O_RDONLY | O_CLOEXEC);
+    }
+    char buf[64];
+    if (read_text(fd, buf, sizeof buf) < 0) return -1;
+    return strtoll(buf, NULL, 10) / 1024;
+}
+
 static long long read_oom_kills(void) {
     /* cgroup v1 exposes the container's counter in memory.oom_control, v2 in
      * memory.events; either is readable from inside, through a descriptor
@@ -1020,8 +1033,11 @@ static void serve(char *buf, uint32_t len) {
     }
     if (rq.kind == KIND_RESET) {
         int failed = reset((uid_t)rq.next_uid, error, sizeof error);
-        snprintf(header, sizeof header, "ok=%d\nerror=%s\nprotocol=%d\n", failed ? 0 : 1, error,
-                 PROTOCOL_VERSION);
+        /* What the last jobs left charged to the container (caches of what
+         * they read, kernel memory): the host retires a container that
+         * keeps too much, which a later job would pay for in reclaim. */
+        snprintf(header, sizeof header, "ok=%d\nerror=%s\nmem_kb=%lld\nprotocol=%d\n",
+                 failed ? 0 : 1, error, read_memory_kb(), PROTOCOL_VERSION);
         if (send_header(header) < 0) _exit(0);
         return;
     }

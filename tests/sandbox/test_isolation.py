@@ -252,3 +252,29 @@ def test_two_jobs_run_as_two_uids(sandbox, tmp_path):
 def test_observer_is_valid_python():
     compile(OBSERVER, 'main.py', 'exec')
     assert pathlib.Path(__file__).name.startswith('test_')
+
+
+@pytest.mark.docker
+def test_a_job_whose_idle_container_is_taken_over_sees_nothing_of_the_other(
+        one_container_sandbox, docker_client, tmp_path):
+    """At capacity a job takes another job's idle container (reset in
+    between), and the first job takes it back for its next case: each sees
+    its own files and nothing the other did."""
+    sandbox = one_container_sandbox
+    jobs = [_job(tmp_path, f'over{n}', OBSERVER, data=f'data of job {n}\n') for n in range(2)]
+    try:
+        for job in jobs:
+            assert sandbox.compile(job).ok
+        first = _observe(sandbox, jobs[0], tmp_path, 'secretA')
+        other = _observe(sandbox, jobs[1], tmp_path, 'secretB')
+        again = _observe(sandbox, jobs[0], tmp_path, 'secretC')
+        assert len(_containers(docker_client, sandbox)) == 1, 'not one container'
+    finally:
+        for job in jobs:
+            sandbox.release(job.key)
+    assert (first['data'], other['data'], again['data']) == ('data of job 0\n', 'data of job 1\n',
+                                                             'data of job 0\n')
+    assert len({first['uid'], other['uid'], again['uid']}) == 3
+    for state in (other, again):
+        assert state['places']['/tmp'] == state['places']['/dev/shm'] == []
+        assert 'secret' not in json.dumps(state)

@@ -135,7 +135,14 @@ def test_a_reset_names_the_next_uid_and_has_no_argv():
 
 
 def test_a_reset_is_done_only_when_the_supervisor_says_so():
-    read_reset_response(answer({'ok': '1', 'error': '', 'protocol': str(PROTOCOL_VERSION)}))
+    assert read_reset_response(
+        answer({
+            'ok': '1',
+            'error': '',
+            'mem_kb': '2048',
+            'protocol': str(PROTOCOL_VERSION)
+        })) == 2048
+    assert read_reset_response(answer({'ok': '1', 'protocol': str(PROTOCOL_VERSION)})) == -1
     with pytest.raises(SupervisorFailure, match='a process outlived'):
         read_reset_response(
             answer({
@@ -143,7 +150,16 @@ def test_a_reset_is_done_only_when_the_supervisor_says_so():
                 'error': 'a process outlived the last job',
                 'protocol': str(PROTOCOL_VERSION)
             }))
-    for fields in ({'ok': '1'}, {'ok': '1', 'protocol': str(PROTOCOL_VERSION - 1)}):
+    for fields in ({
+            'ok': '1'
+    }, {
+            'ok': '1',
+            'protocol': str(PROTOCOL_VERSION - 1)
+    }, {
+            'ok': '1',
+            'mem_kb': 'lots',
+            'protocol': str(PROTOCOL_VERSION)
+    }):
         with pytest.raises(SupervisorProtocolError):
             read_reset_response(answer(fields))
     with pytest.raises(SupervisorProtocolError):

@@ -11,6 +11,10 @@ from tests.unit.fakes import FakeTime
 WAIT = 10
 
 
+class Surprise(Exception):
+    """What no code path expects."""
+
+
 class FakeContainer:
 
     def __init__(self, image, log):
@@ -20,6 +24,8 @@ class FakeContainer:
         self.staged = []
         self.resets = 0
         self.reset_fails = False
+        self.reset_surprises = False
+        self.destroy_surprises = False
         self.destroy_may_end = None  # an Event destroy() waits for, when set
 
     @property
@@ -32,6 +38,8 @@ class FakeContainer:
     def reset(self):
         if self.reset_fails:
             raise SandboxBroken('reset failed')
+        if self.reset_surprises:
+            raise Surprise()
         self.resets += 1
 
     def destroy(self):
@@ -39,6 +47,8 @@ class FakeContainer:
             self.destroy_may_end.wait(WAIT)
         self.log.append(('destroy', self))
         self.gone.set()
+        if self.destroy_surprises:
+            raise Surprise()
 
 
 class Factory:
@@ -183,6 +193,64 @@ def test_a_container_is_not_served_past_its_age():
     pool.stop()
 
 
+def test_a_free_container_past_its_age_is_replaced_before_a_job_asks():
+    factory = Factory()
+    time = FakeTime(now=100.0)
+    pool = make_pool(factory, max_alive=2, spares={'img': 1}, max_age_sec=60, clock=time.clock)
+    assert spares_ready(pool)
+    old = factory.made[0]
+    time.now += 60
+    with pool._cond:
+        pool._cond.notify_all()  # what any event in the pool does; the keeper looks again
+    assert old.gone.wait(WAIT) and spares_ready(pool)
+    assert pool._free['img'] == [factory.made[1]]
+    pool.stop()
+
+
+def test_an_unexpected_failure_of_a_reset_dooms_the_container_and_the_rest_go_on():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    first = pool.acquire('a', 'img', lambda c: None)
+    second = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(first)
+    pool.give_back(second)
+    first.reset_surprises = True
+    pool.release('a')
+    assert first.gone.wait(WAIT) and second.resets == 1 and second in pool._free['img']
+    pool.stop()
+
+
+def test_an_unexpected_failure_of_a_removal_frees_its_slot_and_the_keeper_goes_on():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=1)
+    a = pool.acquire('a', 'img', lambda c: None)
+    a.destroy_surprises = True
+    pool.give_back(a, broken=True)
+    assert settled(pool) and pool.alive() == 0
+    b = pool.acquire('b', 'img', lambda c: None)
+    pool.give_back(b, broken=True)
+    assert b.gone.wait(WAIT) and settled(pool) and pool.alive() == 0
+    assert pool._keeper.is_alive()
+    pool.stop()
+
+
+def test_a_container_made_for_an_acquire_that_stop_overtook_is_not_left_behind():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=1)
+    made = []
+
+    def factory_that_stops_the_pool(image):
+        c = factory(image)
+        made.append(c)
+        pool.stop()  # the drain, while this acquire's container starts
+        return c
+
+    pool._factory = factory_that_stops_the_pool
+    with pytest.raises(SandboxBroken):
+        pool.acquire('a', 'img', lambda c: None)
+    assert made[0].destroyed and pool.alive() == 0
+
+
 def test_removal_is_not_on_the_callers_path():
     factory = Factory()
     pool = make_pool(factory)
@@ -195,17 +263,38 @@ def test_removal_is_not_on_the_callers_path():
     pool.stop()
 
 
-def test_idle_container_of_another_job_is_evicted_at_capacity():
+def test_at_capacity_another_jobs_idle_container_is_reset_and_taken_over():
     factory = Factory()
     pool = make_pool(factory, max_alive=1)
     a = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
     pool.give_back(a)
     b = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
-    assert a.destroyed and not b.destroyed and pool.alive() == 1
-    # The evicted job gets a fresh container when it runs again.
+    assert b is a and a.resets == 1 and a.staged == ['a', 'b'] and not a.destroyed
+    # The job that lost it gets one again when it runs again.
     pool.give_back(b)
     a2 = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
-    assert a2 not in (a, b) and b.destroyed
+    assert a2 is a and a.resets == 2 and len(factory.made) == 1
+    pool.stop()
+
+
+def test_a_container_that_cannot_be_taken_over_gives_its_slot_to_a_new_one():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=1)
+    a = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(a)
+    a.reset_fails = True
+    b = pool.acquire('b', 'img', lambda c: None)
+    assert b is not a and a.destroyed and pool.alive() == 1
+    pool.stop()
+
+
+def test_idle_container_of_another_image_is_replaced_at_capacity():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=1)
+    a = pool.acquire('a', 'cpp', lambda c: stage(c, 'a'))
+    pool.give_back(a)
+    b = pool.acquire('b', 'python', lambda c: stage(c, 'b'))
+    assert a.destroyed and b.image == 'python' and pool.alive() == 1
     pool.stop()
 
 

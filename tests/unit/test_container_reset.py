@@ -1,0 +1,69 @@
+"""SandboxContainer.reset against a fake supervisor: what the host does around
+the supervisor's verified reset."""
+import socket
+import struct
+import threading
+
+import pytest
+
+from sandbox.container import RESET_MEMORY_GROWTH_KB, SandboxBroken, SandboxContainer
+from sandbox.protocol import PROTOCOL_VERSION
+from sandbox.settings import ContainerLimits
+
+LIMITS = ContainerLimits(memory_bytes=1 << 30,
+                         pids=64,
+                         work_tmpfs_bytes=1 << 20,
+                         tmp_tmpfs_bytes=1 << 20,
+                         cpus=1.0)
+
+
+def supervisor(sock, answers, asked):
+    """Answers each reset request with the next of `answers` (ok, mem_kb)."""
+    for ok, mem_kb in answers:
+        (length, ) = struct.unpack('<I', sock.recv(4))
+        asked.append(sock.recv(length))
+        header = f'ok={int(ok)}\nerror=not clean\nmem_kb={mem_kb}\nprotocol={PROTOCOL_VERSION}\n'
+        sock.sendall(struct.pack('<I', len(header)) + header.encode())
+
+
+@pytest.fixture
+def container_with(tmp_path):
+
+    def make(answers):
+        container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {})
+        host, inside = socket.socketpair()
+        container._conn = host
+        asked = []
+        threading.Thread(target=supervisor, args=(inside, answers, asked), daemon=True).start()
+        return container, asked
+
+    return make
+
+
+def test_a_reset_gives_a_new_uid_and_an_empty_job_folder(container_with):
+    container, asked = container_with([(True, 1000)])
+    (container.box / 'job' / 'main.c').write_text('the last job')
+    before = container.run_uid
+    container.reset()
+    assert container.run_uid != before
+    assert asked == [b'kind=reset\0next_uid=%d\0\0' % container.run_uid]
+    assert list((container.box / 'job').iterdir()) == []
+
+
+def test_a_reset_the_supervisor_could_not_verify_breaks_the_container(container_with):
+    container, _ = container_with([(False, 1000)])
+    before = container.run_uid
+    with pytest.raises(SandboxBroken, match='not clean'):
+        container.reset()
+    assert container.broken and container.run_uid == before
+
+
+def test_a_container_that_keeps_growing_memory_is_retired(container_with):
+    first = 100 * 1024
+    container, _ = container_with([(True, first), (True, first + RESET_MEMORY_GROWTH_KB),
+                                   (True, first + RESET_MEMORY_GROWTH_KB + 1)])
+    container.reset()  # after its first job: the baseline
+    container.reset()  # grown by the bound: still fit
+    with pytest.raises(SandboxBroken, match='MiB after its reset'):
+        container.reset()
+    assert container.broken
