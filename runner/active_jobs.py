@@ -19,6 +19,9 @@ class ActiveJobs:
     def __init__(self):
         self._counts = collections.Counter()
         self._changed = threading.Condition()
+        # Set at every release: a poller waiting for capacity claims again at
+        # once instead of at its next poll interval (cores idle meanwhile).
+        self.freed = threading.Event()
 
     def add(self, job_id: str) -> None:
         with self._changed:
@@ -36,6 +39,7 @@ class ActiveJobs:
             if self._counts[job_id] == 0:
                 del self._counts[job_id]
             self._changed.notify_all()
+        self.freed.set()
 
     def __len__(self) -> int:
         """The number of live claims (the capacity gate counts these)."""

@@ -109,8 +109,10 @@ class Poller(LoopThread):
 
     def _wake(self) -> None:
         # A stop cuts short a long poll or a download in progress (the client
-        # must be the poller's own: its other users are cut too).
+        # must be the poller's own: its other users are cut too), and the
+        # wait for capacity.
         self._client.interrupt()
+        self._tracker.freed.set()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -123,8 +125,15 @@ class Poller(LoopThread):
     def poll_once(self) -> None:
         """One round: wait for capacity, or claim one job and see it through
         prep and dispatch (the thread's body; public so tests can drive it)."""
-        if len(self._tracker) >= self._max_concurrent_jobs or not self._healthy():
+        if not self._healthy():
             self._wait(self._stop, self._poll_interval_sec)
+            return
+        if len(self._tracker) >= self._max_concurrent_jobs:
+            # Cleared before the count is read again: a release in between
+            # is seen by the count, one after it by the event.
+            self._tracker.freed.clear()
+            if len(self._tracker) >= self._max_concurrent_jobs and not self._stop.is_set():
+                self._wait(self._tracker.freed, self._poll_interval_sec)
             return
         asked_at = self._clock()
         try:

@@ -436,6 +436,45 @@ def test_stop_wakes_a_real_wait():
     assert poller.join(JOIN_GUARD_SEC)
 
 
+def test_a_release_wakes_a_poller_waiting_for_capacity():
+    """With the default wait: a claim released is claimed for again at once,
+    not at the next poll interval (an hour here)."""
+    asked = threading.Event()
+
+    class Client(FakeClient):
+
+        def next_job(self, wait_sec=0):
+            asked.set()
+            return super().next_job(wait_sec)
+
+    class Tracker(ActiveJobs):
+
+        def __len__(self):
+            waiting.set()
+            return super().__len__()
+
+    waiting = threading.Event()
+    tracker = Tracker()
+    tracker.add('jb_a')
+    poller = Poller(Client(),
+                    tracker,
+                    None,
+                    None,
+                    None,
+                    max_concurrent_jobs=1,
+                    poll_interval_sec=3600,
+                    long_poll_sec=3600)
+    poller.start()
+    try:
+        assert waiting.wait(JOIN_GUARD_SEC)
+        assert not asked.is_set()
+        tracker.remove('jb_a')
+        assert asked.wait(JOIN_GUARD_SEC)
+    finally:
+        poller.stop()
+        assert poller.join(JOIN_GUARD_SEC)
+
+
 def test_stop_cuts_short_the_request_in_progress():
     rig = Rig()
     rig.poller.stop()
