@@ -29,6 +29,8 @@ from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.settings import SandboxSettings
 
+# The PATH the sandbox gives its runs: the same programs, directly.
+ENV = {'PATH': '/usr/local/bin:/usr/bin:/bin', 'LANG': 'C.UTF-8'}
 SOURCE = ('#include <stdio.h>\nint main(void){long long a,b;if(scanf("%lld %lld",&a,&b)!=2)'
           'return 1;printf("%lld\\n",a+b);return 0;}\n/* job JOB */\n')
 
@@ -65,11 +67,15 @@ def directly(folder: pathlib.Path, cases) -> tuple:
     folder.mkdir(parents=True)
     start = time.perf_counter()
     (folder / 'main.c').write_text(SOURCE.replace("JOB", uuid.uuid4().hex))
-    subprocess.run(toolchain.compile_argv, cwd=folder, check=True, capture_output=True)
+    subprocess.run(toolchain.compile_argv, cwd=folder, env=ENV, check=True, capture_output=True)
     case_start = time.perf_counter()
     for case in cases:
         with open(case.input_path, 'rb') as stdin:
-            run = subprocess.run(toolchain.run_argv, cwd=folder, stdin=stdin, capture_output=True)
+            run = subprocess.run(toolchain.run_argv,
+                                 cwd=folder,
+                                 env=ENV,
+                                 stdin=stdin,
+                                 capture_output=True)
         assert run.stdout == case.answer_path.read_bytes()
     case_end = time.perf_counter()
     shutil.rmtree(folder)

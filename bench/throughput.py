@@ -16,7 +16,9 @@
    sandboxes over the batch, read from its /metrics (busy-sandboxes.png). Then the floor: the same submissions
    compiled and run directly on the host, one at a time, in CPU seconds; the
    efficiency is that floor over the batch's wall times the cores (the share
-   of the cores that went to the submissions and their compilers).
+   of the cores that went to the submissions and their compilers), and the
+   CPU the machinery took meanwhile: the runner process, the backend (this
+   process) and the container engine's daemons.
 4. Stops that runner (SIGTERM), starts another with long-poll off
    (LONG_POLL_SEC=0) and measures the claim latency again.
 
@@ -111,15 +113,23 @@ def floor_cpu_sec(count: int) -> float:
     inputs = [case_input for cases in tasks() for case_input, _ in cases]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
+        # The programs the sandbox runs (its PATH): a version manager's shim
+        # first on this PATH would add its own start-up to every run.
+        env = {'PATH': '/usr/local/bin:/usr/bin:/bin', 'HOME': tmp, 'LANG': 'C.UTF-8'}
         for index, (language, source) in enumerate(submissions(count)):
             toolchain = LANGUAGES[language].toolchain
             folder = pathlib.Path(tmp) / str(index)
             folder.mkdir()
             (folder / toolchain.source_name).write_bytes(source)
-            subprocess.run(toolchain.compile_argv, cwd=folder, check=True, capture_output=True)
+            subprocess.run(toolchain.compile_argv,
+                           cwd=folder,
+                           env=env,
+                           check=True,
+                           capture_output=True)
             for case_input in inputs:
                 subprocess.run(toolchain.run_argv,
                                cwd=folder,
+                               env=env,
                                input=case_input.encode(),
                                capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -158,6 +168,32 @@ class MetricsSampler:
             if len(values) == 2:
                 self.samples.append((time.monotonic(), values['oj_runner_sandboxes_busy'],
                                      values['oj_runner_sandbox_containers']))
+
+
+def cpu_seconds_by_part(runner_pid: int) -> Dict[str, float]:
+    """CPU seconds used so far by the runner process, this process (the
+    backend), and the container engine's daemons (dockerd, containerd and
+    the shims that hold the sandboxes)."""
+    tick = os.sysconf('SC_CLK_TCK')
+
+    def used(pid: int) -> float:
+        try:
+            fields = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+    engine = 0.0
+    for entry in pathlib.Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name = (entry / 'comm').read_text().strip()
+        except OSError:
+            continue
+        if name in ('dockerd', 'containerd') or name.startswith('containerd-shim'):
+            engine += used(int(entry.name))
+    return {'runner': used(runner_pid), 'backend': used(os.getpid()), 'engine': engine}
 
 
 def free_port() -> int:
@@ -247,9 +283,10 @@ def claim_latencies(backend: LocalBackend, rid: str, long_poll: bool, samples: i
 
 
 def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
-          sampler: Optional[MetricsSampler]) -> None:
+          sampler: Optional[MetricsSampler], runner_pid: int) -> None:
     if sampler is not None:
         sampler.start()
+    cpu_before = cpu_seconds_by_part(runner_pid)
     sids = [backend.submit(PROBLEM_ID, language, source) for language, source in submissions(count)]
     try:
         results = backend.wait_results(sids, WAIT_SEC)
@@ -280,6 +317,11 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
         'cores': cores,
         'efficiency': floor / (wall * cores),
     }
+    cpu_after = cpu_seconds_by_part(runner_pid)
+    figures['batch']['machinery_cpu_sec'] = {
+        part: cpu_after[part] - cpu_before[part]
+        for part in cpu_after
+    }
     if sampler is not None:
         figures['batch']['busy_samples'] = [(t - first, busy, alive)
                                             for t, busy, alive in sampler.samples]
@@ -293,6 +335,10 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
           f'p95 {p95(turnaround):6.2f} s   max {max(turnaround):6.2f} s')
     print(f'  floor             {floor:8.1f} CPU s compiling and running them directly; '
           f'efficiency {floor / (wall * cores):.0%} (floor / wall / {cores} cores)')
+    print('  the machinery     ' +
+          ', '.join(f'{part} {sec:.1f} CPU s'
+                    for part, sec in figures['batch']['machinery_cpu_sec'].items()) +
+          f' (of {wall * cores:.1f} core-seconds)')
 
 
 def p95(values: List[float]) -> float:
@@ -333,7 +379,8 @@ def main() -> None:
             try:
                 with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
                                                  poll_interval, rng)
-                batch(backend, args.submissions, figures, args.json, MetricsSampler(metrics_port))
+                batch(backend, args.submissions, figures, args.json, MetricsSampler(metrics_port),
+                      runner.proc.pid)
             finally:
                 stop_runner(runner)
 

@@ -1,5 +1,4 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
-import contextlib
 import hashlib
 import logging
 import os
@@ -9,7 +8,7 @@ import signal
 import threading
 import time
 import uuid
-from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 import docker
 import docker.errors
@@ -481,13 +480,17 @@ class DockerSandbox(Sandbox):
     def _attempts(self, job: SandboxJob, toolchain: Toolchain, staging: pathlib.Path,
                   request: RunRequest, stdin: Optional[pathlib.Path],
                   finish: Callable[[RunResponse, SandboxContainer], T]) -> T:
+        image = self._settings.images[toolchain.image_kind]
         for attempt in (1, 2):
             try:
-                with self._container(job, toolchain, staging) as container:
-                    # Runs get a core each: on an oversubscribed host a
-                    # program's wall time would grow and a fair program could
-                    # hit the sleeper bound.
-                    with self._cpu_slots:
+                # Runs get a core each: on an oversubscribed host a program's
+                # wall time would grow and a fair program could hit the
+                # sleeper bound. The core first, then the container: a run
+                # waiting for a core holds no container, so those not running
+                # are there for other jobs to take over.
+                with self._cpu_slots:
+                    container = self._pool.acquire(job.key, image, stage=lambda c: c.stage(staging))
+                    try:
                         with self._lock:
                             self._running += 1
                         try:
@@ -495,12 +498,18 @@ class DockerSandbox(Sandbox):
                         finally:
                             with self._lock:
                                 self._running -= 1
+                    except BaseException:
+                        self._pool.give_back(container, broken=container.broken)
+                        raise
+                try:
                     log.debug(
                         '%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB, '
                         'wipe %d us', request.kind.name.lower(), container.name, run.exit_code,
                         run.signal, run.cpu_us, run.wall_us, run.maxrss_kb, run.wipe_us)
                     self._warn_without_landlock(run)
                     return finish(run, container)
+                finally:
+                    self._pool.give_back(container, broken=container.broken)
             except (SandboxBroken, SupervisorFailure) as exc:
                 if attempt == 2:
                     raise
@@ -512,17 +521,6 @@ class DockerSandbox(Sandbox):
             self._warned_landlock = True
             log.warning('this kernel has no Landlock: runs can read /proc and /sys and write '
                         'their working folder (see the README\'s known limits)')
-
-    @contextlib.contextmanager
-    def _container(self, job: SandboxJob, toolchain: Toolchain,
-                   staging: pathlib.Path) -> Iterator[SandboxContainer]:
-        """A container of this job for one run; it goes back to the pool after."""
-        image = self._settings.images[toolchain.image_kind]
-        container = self._pool.acquire(job.key, image, stage=lambda c: c.stage(staging))
-        try:
-            yield container
-        finally:
-            self._pool.give_back(container, broken=container.broken)
 
 
 def check_image(client: docker.DockerClient, image: str) -> None:
