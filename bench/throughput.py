@@ -37,6 +37,7 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -373,8 +374,10 @@ def main() -> None:
         with LocalBackend() as backend:
             config = backend.settings.runner_config
             poll_interval = float(config['poll_interval_sec'])
-            print(f'host: {os.cpu_count()} CPUs; backend config: {dict(config)}; '
-                  f'MAX_CONTAINER_NUMBER={env.get("MAX_CONTAINER_NUMBER", "8 (default)")}')
+            print(
+                f'host: {os.cpu_count()} CPUs; backend config: {dict(config)}; '
+                f'MAX_CONTAINER_NUMBER={env.get("MAX_CONTAINER_NUMBER", "8 (default)")}',
+                file=sys.stderr if args.json else sys.stdout)
             runner, rid = start_warm_runner(backend, os.path.join(tmp, 'long-poll'), 25, env)
             try:
                 with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
