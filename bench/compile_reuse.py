@@ -3,10 +3,11 @@
     python -m bench.compile_reuse [--submissions 100] [--cases 5] [--json]
 
 1. A rejudge storm: N distinct submissions (C, C++ and Python in turn; each a
-   build of its own), judged once (compile and `--cases` cases each, two
-   workers, as many as this machine's cores), then judged again as new jobs
-   with the same builds, as a testdata fix rejudges them. Prints both walls
-   and their ratio.
+   build of its own), judged once (compile and `--cases` cases each), then
+   judged again as new jobs with the same builds, as a testdata fix rejudges
+   them. As a runner judges: MAX_CONTAINER_NUMBER's default of sandbox
+   calls at once (8 workers), one run per core. Prints both walls and their
+   ratio.
 2. A C++ job that starts with `#include <bits/stdc++.h>` (compile and
    `--cases` cases), end to end, with the compile cache off so the compiler
    runs: the precompiled header is what it costs.
@@ -16,7 +17,6 @@ Figures are printed, never asserted.
 import argparse
 import concurrent.futures
 import json
-import os
 import pathlib
 import statistics
 import tempfile
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument('--cases', type=int, default=5)
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
     args = parser.parse_args()
-    workers = os.cpu_count() or 1
+    workers = SandboxSettings.max_containers  # the dispatcher's workers, by default
     client = docker.from_env(timeout=60)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
