@@ -102,11 +102,18 @@ def test_registration_token_is_required(value):
     ('REDIS_URL', 'http://cache'),
     ('SANDBOX_MEMORY_MB', '0'),
     ('SANDBOX_MEMORY_MB', 'lots'),
+    ('SANDBOX_JOBS_PER_CONTAINER', '0'),
+    ('SANDBOX_JOBS_PER_CONTAINER', 'many'),
 ])
 def test_invalid_values_name_the_setting(name, value):
     with pytest.raises(ConfigError) as caught:
         settings(**{name: value})
     assert str(caught.value).startswith(name)
+
+
+def test_jobs_per_container_reaches_the_sandbox():
+    assert settings().sandbox_settings().jobs_per_container == 100
+    assert settings(SANDBOX_JOBS_PER_CONTAINER='1').sandbox_settings().jobs_per_container == 1
 
 
 def test_decimal_seconds_are_accepted():
