@@ -431,15 +431,17 @@ class DockerSandbox(Sandbox):
             container.start()
             container.stage(folder / 'src')
             # Never from the compile cache: the test is that the compiler works.
-            compiled = self._compiled(
-                container.run(_compile_request(toolchain, self._settings), None), toolchain,
-                folder / 'src', container, None)
+            # A core each, as every run (its container is one over the pool's).
+            with self._cpu_slots:
+                compile_run = container.run(_compile_request(toolchain, self._settings), None)
+            compiled = self._compiled(compile_run, toolchain, folder / 'src', container, None)
             if not compiled.ok:
                 return CaseResult(status=compiled.status, stderr=compiled.message)
             limits = Limits(time_ms=2000,
                             memory_kb=262144,
                             output_bytes=self._settings.output_limit)
-            run = container.run(_case_request(toolchain, limits, self._settings), folder / 'in')
+            with self._cpu_slots:
+                run = container.run(_case_request(toolchain, limits, self._settings), folder / 'in')
             return case_result(run, limits, toolchain, KNOWN_ANSWER, self._settings.report_limit)
         finally:
             if container is not None:
@@ -483,13 +485,8 @@ class DockerSandbox(Sandbox):
         image = self._settings.images[toolchain.image_kind]
         for attempt in (1, 2):
             try:
-                # Runs get a core each: on an oversubscribed host a program's
-                # wall time would grow and a fair program could hit the
-                # sleeper bound. The core first, then the container: a run
-                # waiting for a core holds no container, so those not running
-                # are there for other jobs to take over.
-                with self._cpu_slots:
-                    container = self._pool.acquire(job.key, image, stage=lambda c: c.stage(staging))
+                container = self._container_and_core(job, image, staging)
+                try:
                     try:
                         with self._lock:
                             self._running += 1
@@ -498,9 +495,11 @@ class DockerSandbox(Sandbox):
                         finally:
                             with self._lock:
                                 self._running -= 1
-                    except BaseException:
-                        self._pool.give_back(container, broken=container.broken)
-                        raise
+                    finally:
+                        self._cpu_slots.release()
+                except BaseException:
+                    self._pool.give_back(container, broken=container.broken)
+                    raise
                 try:
                     log.debug(
                         '%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB, '
@@ -515,6 +514,38 @@ class DockerSandbox(Sandbox):
                     raise
                 log.warning('sandbox failure, retrying in a fresh sandbox: %s', exc)
         raise AssertionError('unreachable')
+
+    def _container_and_core(self, job: SandboxJob, image: str,
+                            staging: pathlib.Path) -> SandboxContainer:
+        """One of the job's containers, and a core held for its run (the
+        caller releases it).
+
+        Runs get a core each: on an oversubscribed host a program's wall time
+        would grow and a fair program could hit the sleeper bound. The core
+        comes first, so that a run waiting for one holds no container (those
+        not running stay there for other jobs to take over), unless getting
+        a container needs the engine (a new one) or a wait: that happens
+        with no core held, so no core waits on the engine."""
+
+        def stage(container: SandboxContainer) -> None:
+            container.stage(staging)
+
+        self._cpu_slots.acquire()
+        try:
+            container = self._pool.acquire(job.key, image, stage, engine_work=False)
+        except BaseException:
+            self._cpu_slots.release()
+            raise
+        if container is not None:
+            return container
+        self._cpu_slots.release()
+        container = self._pool.acquire(job.key, image, stage)
+        try:
+            self._cpu_slots.acquire()
+        except BaseException:
+            self._pool.give_back(container)
+            raise
+        return container
 
     def _warn_without_landlock(self, run: RunResponse) -> None:
         if run.landlock_abi == 0 and not self._warned_landlock:

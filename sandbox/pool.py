@@ -8,16 +8,17 @@ next job of their image. A container whose reset fails, that broke, or that
 has served `max_jobs` jobs or lived `max_age_sec` is destroyed instead.
 
 Creating (~100 ms) and removing (~50 ms) a container are the engine's work
-on the same cores as the judging, so neither sits on a job's path: jobs take
-free containers, the pool's own thread removes the doomed ones and starts
-spares, and starts none while every core is judging. At most `max_alive`
-containers exist at any moment, counting those being created and those
-waiting to be removed.
+on the same cores as the judging, so they are kept off the jobs' path: jobs
+take free containers or another job's idle one (reset for them), the pool's
+own thread removes the doomed ones and starts spares, and starts none while
+every core is judging; a caller holding a core asks for a container without
+engine work first (`engine_work=False`). At most `max_alive` containers exist
+at any moment, counting those being created and those waiting to be removed.
 
 The caller (the dispatcher) runs at most `max_alive` sandbox runs at once, so
 an acquire can always be served: by the job's own idle container, a free one,
-a new container, or in place of a doomed container, a free container of
-another image or another job's idle container.
+another job's idle one, a new container, or one in place of a doomed
+container, a free container of another image or another job's idle one.
 """
 import collections
 import logging
@@ -100,10 +101,20 @@ class SandboxPool:
             self._keeper.join(timeout)
         return not self._keeper.is_alive()
 
-    def acquire(self, job_key: str, image: str, stage: Callable[[SandboxContainer],
-                                                                None]) -> SandboxContainer:
-        """A container for `job_key`, already holding the job's files."""
-        container, staged = self._obtain(job_key, image)
+    def acquire(self,
+                job_key: str,
+                image: str,
+                stage: Callable[[SandboxContainer], None],
+                engine_work: bool = True) -> Optional[SandboxContainer]:
+        """A container for `job_key`, already holding the job's files.
+
+        With `engine_work` False only one that needs neither the engine nor
+        a wait (the job's own, a free one, another job's idle one taken
+        over), else None: a caller holding a core asks that way first."""
+        obtained = self._obtain(job_key, image, engine_work)
+        if obtained is None:
+            return None
+        container, staged = obtained
         if staged:
             return container
         try:
@@ -113,15 +124,18 @@ class SandboxPool:
             raise
         return container
 
-    def _obtain(self, job_key: str, image: str) -> Tuple[SandboxContainer, bool]:
+    def _obtain(self, job_key: str, image: str,
+                engine_work: bool) -> Optional[Tuple[SandboxContainer, bool]]:
         """A container of `image` assigned to `job_key` and counted in a run,
         and whether it holds the job's files already.
 
-        In order: the job's own idle container, a free one, a new one while
-        there is room; at capacity, another job's idle container, reset for
-        this one (about a millisecond; that job gets another when it needs
-        one), else a new one in place of a doomed container, a free one of
-        another image or another job's idle one of another image."""
+        In order: the job's own idle container, a free one; without engine
+        work another job's idle container, reset for this one (about a
+        millisecond; that job gets another when it needs one), else None.
+        With engine work: a new one while there is room; at capacity a
+        container taken over, else a new one in place of a doomed container,
+        a free one of another image or another job's idle one of another
+        image; else a wait."""
         while True:
             victim = taken = None
             with self._cond:
@@ -139,12 +153,15 @@ class SandboxPool:
                         self._in_runs += 1
                         self._cond.notify_all()  # the keeper may start a spare
                         return container, False
+                    if not engine_work or self._alive >= self._max_alive:
+                        taken = self._idle_of_another_job(image)
+                        if taken is not None:
+                            self._detach(taken)
+                            break
+                        if not engine_work:
+                            return None
                     if self._alive < self._max_alive:
                         self._alive += 1
-                        break
-                    taken = self._idle_of_another_job(image)
-                    if taken is not None:
-                        self._detach(taken)
                         break
                     victim = self._victim()
                     if victim is not None:
@@ -154,21 +171,27 @@ class SandboxPool:
                     if not self._cond.wait(timeout=self._acquire_timeout):
                         raise SandboxBroken('no sandbox became free in time')
                 self._in_runs += 1
-            if taken is not None:
-                try:
-                    taken.reset()
-                except BaseException as exc:
-                    with self._cond:
-                        self._in_runs -= 1
-                    self._doom(taken)
-                    if not isinstance(exc, SandboxBroken):
-                        raise
-                    log.warning('a sandbox could not be reset for another job: %s', exc)
-                    continue
+            if taken is None:
+                return self._new(job_key, image, victim), False
+            try:
+                taken.reset()
+            except BaseException as exc:
                 with self._cond:
+                    self._in_runs -= 1
+                self._doom(taken)
+                if not isinstance(exc, SandboxBroken):
+                    raise
+                log.warning('a sandbox could not be reset for another job: %s', exc)
+                continue
+            with self._cond:
+                if not self._stopping:
                     self._assign(taken, job_key)
-                return taken, False
-            return self._new(job_key, image, victim), False
+                    return taken, False
+                self._in_runs -= 1
+                self._forget(taken)
+            # stop() passed while it was being reset: nothing may run after it.
+            taken.destroy()
+            raise SandboxBroken('sandbox pool is stopped')
 
     def _new(self, job_key: str, image: str,
              victim: Optional[SandboxContainer]) -> SandboxContainer:
@@ -176,6 +199,10 @@ class SandboxPool:
         try:
             if victim is not None:
                 victim.destroy()
+            with self._cond:
+                stopped = self._stopping
+            if stopped:
+                raise SandboxBroken('sandbox pool is stopped')
         except BaseException:
             with self._cond:
                 self._in_runs -= 1

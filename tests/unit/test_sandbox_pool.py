@@ -443,3 +443,26 @@ def test_stop_destroys_free_and_doomed_containers():
     pool.stop()
     pool.join(WAIT)
     assert all(c.destroyed for c in factory.made) and pool.alive() == 0
+
+
+def test_without_engine_work_a_container_is_taken_over_even_with_room_or_none_is_given():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=4)
+    assert pool.acquire('a', 'img', lambda c: None, engine_work=False) is None
+    assert not factory.made and pool._in_runs == 0 and pool.alive() == 0
+    a = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
+    pool.give_back(a)
+    b = pool.acquire('b', 'img', lambda c: stage(c, 'b'), engine_work=False)
+    assert b is a and a.resets == 1 and len(factory.made) == 1
+    pool.stop()
+
+
+def test_a_takeover_that_stop_overtook_hands_nothing_out():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=1)
+    a = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(a)
+    a.reset = pool.stop  # the drain, while the container is being reset
+    with pytest.raises(SandboxBroken):
+        pool.acquire('b', 'img', lambda c: None)
+    assert a.destroyed and pool.alive() == 0 and pool._in_runs == 0

@@ -1,0 +1,105 @@
+"""A run holds a core, and waits for one holding no container that another
+job could take over; getting a container that needs the engine holds no core."""
+import pathlib
+import threading
+import types
+
+from sandbox.docker_sandbox import DockerSandbox
+from sandbox.job import SandboxJob
+from sandbox.languages import Language
+from sandbox.protocol import Kind, RunRequest
+from sandbox.settings import SandboxSettings
+
+REQUEST = RunRequest(kind=Kind.CASE,
+                     argv=('./main', ),
+                     workdir='/work/run',
+                     cpu_ms=1000,
+                     wall_ms=2000,
+                     data_kb=1024,
+                     stack_kb=1024,
+                     fsize=10,
+                     out_send=10,
+                     err_send=10)
+
+
+class Cores:
+    """The core slots, counted."""
+
+    def __init__(self):
+        self.held = 0
+        self._lock = threading.Lock()
+
+    def acquire(self):
+        with self._lock:
+            self.held += 1
+
+    def release(self):
+        with self._lock:
+            self.held -= 1
+
+    def __enter__(self):
+        self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class Container:
+    name = 'fake'
+    broken = False
+
+    def __init__(self, cores):
+        self.cores = cores
+        self.cores_in_run = None
+
+    def run(self, request, stdin):
+        self.cores_in_run = self.cores.held
+        return types.SimpleNamespace(exit_code=0,
+                                     signal=0,
+                                     cpu_us=1,
+                                     wall_us=1,
+                                     maxrss_kb=1,
+                                     wipe_us=0,
+                                     landlock_abi=7)
+
+
+class Pool:
+    """Hands out a container without engine work only when `ready`."""
+
+    def __init__(self, cores, ready):
+        self.cores, self.ready = cores, ready
+        self.container = Container(cores)
+        self.asked = []  # (engine_work, cores held when asked)
+        self.given_back = []
+
+    def acquire(self, job_key, image, stage, engine_work=True):
+        self.asked.append((engine_work, self.cores.held))
+        return self.container if (engine_work or self.ready) else None
+
+    def give_back(self, container, broken=False):
+        self.given_back.append((container, self.cores.held))
+
+
+def attempt(ready):
+    sandbox = DockerSandbox(SandboxSettings(root=pathlib.Path('/nonexistent')), client=object())
+    cores = sandbox._cpu_slots = Cores()
+    pool = sandbox._pool = Pool(cores, ready)
+    job = SandboxJob(key='k', language=Language.C, source_dir=pathlib.Path('/nonexistent'))
+    finished = []
+    sandbox._attempts(job, Language.C.toolchain, pathlib.Path('/nonexistent'), REQUEST, None,
+                      lambda run, container: finished.append(cores.held))
+    return cores, pool, finished
+
+
+def test_a_container_ready_without_the_engine_is_taken_with_the_core_held():
+    cores, pool, finished = attempt(ready=True)
+    assert pool.asked == [(False, 1)]
+    assert pool.container.cores_in_run == 1
+    assert finished == [0] and pool.given_back == [(pool.container, 0)] and cores.held == 0
+
+
+def test_a_container_that_needs_the_engine_is_got_with_no_core_held():
+    cores, pool, finished = attempt(ready=False)
+    assert pool.asked == [(False, 1), (True, 0)]
+    assert pool.container.cores_in_run == 1
+    assert finished == [0] and cores.held == 0
