@@ -30,7 +30,9 @@ class Job:
     """A prepared job. `job_dir` is this claim generation's own folder:
 
     - `job_dir/src/`: `main.<ext>` and the problem's `chaos/` files;
-    - `job_dir/testdata/`: `TTCC.in` and `TTCC.out` for task TT, case CC.
+    - `job_dir/testdata/`: `TTCC.in` and `TTCC.out` for task TT, case CC;
+    - `job_dir/checker/`: the problem's checker, when `checker` names its
+      language (`checker.<ext>` and the files it includes).
     """
     job_id: str
     submission_id: str
@@ -38,6 +40,11 @@ class Job:
     language: Language
     tasks: Tuple[TaskMeta, ...]
     job_dir: pathlib.Path
+    checker: Optional[Language] = None
+
+    @property
+    def checker_dir(self) -> pathlib.Path:
+        return self.job_dir / 'checker'
 
     @property
     def source_dir(self) -> pathlib.Path:
@@ -63,6 +70,9 @@ def check_job(job: object) -> None:
                          f'got {type(job.language).__name__}')
     if not isinstance(job.job_dir, pathlib.Path):
         raise ValueError(f'job {job.job_id!r}: job_dir must be a Path')
+    if job.checker is not None and not isinstance(job.checker, Language):
+        raise ValueError(f'job {job.job_id!r}: checker must be None or a Language, '
+                         f'got {type(job.checker).__name__}')
     if not isinstance(job.tasks, tuple):
         raise ValueError(f'job {job.job_id!r}: tasks must be a tuple')
     if not 1 <= len(job.tasks) <= MAX_TASKS:

@@ -16,7 +16,7 @@ import socket
 import tempfile
 import threading
 import uuid
-from typing import Optional
+from typing import Dict, Optional
 
 import docker
 import docker.errors
@@ -179,8 +179,14 @@ class SandboxContainer:
     def add_job_file(self, path: pathlib.Path, name: str) -> None:
         _link_or_copy(path, self.box / 'job' / name)
 
-    def run(self, request: RunRequest, stdin: Optional[pathlib.Path]) -> RunResponse:
-        """One run; raises SandboxBroken when the container is not usable any more."""
+    def run(self,
+            request: RunRequest,
+            stdin: Optional[pathlib.Path],
+            files: Optional[Dict[str, pathlib.Path]] = None) -> RunResponse:
+        """One run; raises SandboxBroken when the container is not usable any more.
+
+        `files`: job files for this run only, by their name in the job's
+        folder (a checker's case files), removed after it."""
         with self._lock:
             if self._conn is None:
                 raise SandboxBroken('sandbox is closed')
@@ -189,25 +195,39 @@ class SandboxContainer:
             if stdin is not None:
                 _link_or_copy(stdin, stdin_box)
                 request = dataclasses.replace(request, stdin_path=f'{BOX}/stdin')
+            placed = []
             try:
-                self._conn.settimeout(request.wall_ms / 1000 + TRANSFER_GRACE_SEC)
-                self._conn.sendall(request.encode())
-                response = read_response(self._conn, request)
-            except SupervisorFailure:
-                # The supervisor answered but could not run the request: what
-                # it left behind is unknown, so this container serves no more.
-                self._close_conn()
-                raise
-            except (OSError, ValueError, SupervisorProtocolError) as exc:
-                # A timeout or a broken stream leaves the conversation in an
-                # unknown state: never reuse this container.
-                self._close_conn()
-                raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
+                for name, path in (files or {}).items():
+                    dest = self.box / 'job' / name
+                    dest.parent.mkdir(mode=0o755, exist_ok=True)
+                    dest.unlink(missing_ok=True)
+                    _link_or_copy(path, dest)
+                    placed.append(dest)
+                return self._converse(request)
             finally:
                 stdin_box.unlink(missing_ok=True)
-            if response.dirty:
-                self._close_conn()
-            return response
+                for dest in placed:
+                    dest.unlink(missing_ok=True)
+
+    def _converse(self, request: RunRequest) -> RunResponse:
+        """Lock held: the request sent, its answer read."""
+        try:
+            self._conn.settimeout(request.wall_ms / 1000 + TRANSFER_GRACE_SEC)
+            self._conn.sendall(request.encode())
+            response = read_response(self._conn, request)
+        except SupervisorFailure:
+            # The supervisor answered but could not run the request: what
+            # it left behind is unknown, so this container serves no more.
+            self._close_conn()
+            raise
+        except (OSError, ValueError, SupervisorProtocolError) as exc:
+            # A timeout or a broken stream leaves the conversation in an
+            # unknown state: never reuse this container.
+            self._close_conn()
+            raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
+        if response.dirty:
+            self._close_conn()
+        return response
 
     def reset(self) -> None:
         """Make the container fit for another job, or raise SandboxBroken.

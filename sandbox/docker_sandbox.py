@@ -13,10 +13,12 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 import docker
 import docker.errors
 
+from sandbox.checking import (ANSWER, INPUT, OUTPUT, CheckerLimits, checked_result, checker_request,
+                              checker_verdict)
 from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import LABEL, PROTOCOL_LABEL, SandboxBroken, SandboxContainer
 from sandbox.instance_folder import InstanceFolder, held
-from sandbox.job import CaseSpec, SandboxJob
+from sandbox.job import CaseSpec, SandboxJob, checker_source_name
 from sandbox.languages import Language, Toolchain
 from sandbox.pool import SandboxPool
 from sandbox.protocol import (PROTOCOL_VERSION, UNLIMITED, Kind, RunRequest, RunResponse,
@@ -110,6 +112,7 @@ class DockerSandbox(Sandbox):
         self._lock = threading.Lock()
         self._running = 0  # runs holding a core (not those waiting for one)
         self._reruns: Dict[str, int] = {}  # TLE reruns taken, by job key
+        self._checkers: Dict[str, CompileResult] = {}  # the checker's build, by job key
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
         self._stopping = threading.Event()
@@ -232,6 +235,32 @@ class DockerSandbox(Sandbox):
                 f'{-(-need // MiB)} MiB for it): raise SANDBOX_MEMORY_MB')
 
     def compile(self, job: SandboxJob) -> CompileResult:
+        compiled = self._build(job)
+        if compiled.ok and job.checker is not None:
+            checker = self._build_checker(job)
+            with self._lock:
+                self._checkers[job.key] = checker
+        return compiled
+
+    def _build_checker(self, job: SandboxJob) -> CompileResult:
+        """The problem's checker, built as a job of its own from its files
+        (its source as the toolchain's `main.<ext>`); the compile cache
+        serves every later job of the problem while its files stay the same."""
+        checker = job.checker
+        source = self._artifacts / f'{self._staging(job.key).name}-checker-src'
+        try:
+            shutil.rmtree(source, ignore_errors=True)
+            _copy_tree(checker.source_dir, source)
+            (source / checker_source_name(checker.language)).rename(
+                source / checker.language.toolchain.source_name)
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+        try:
+            return self._build(_checker_job(job, source))
+        finally:
+            shutil.rmtree(source, ignore_errors=True)
+
+    def _build(self, job: SandboxJob) -> CompileResult:
         toolchain = job.language.toolchain
         staging = self._staging(job.key)
         try:
@@ -315,25 +344,75 @@ class DockerSandbox(Sandbox):
         return CompileResult(Status.AC, message)
 
     def run_case(self, job: SandboxJob, case: CaseSpec) -> CaseResult:
+        if job.checker is None:
+            return self._judge(job, case)[0]
+        with self._lock:
+            checker = self._checkers.get(job.key)
+        if checker is None or not checker.ok:
+            why = checker.message if checker is not None else 'it was not built'
+            return CaseResult.judge_error(
+                f'the problem\'s checker could not be built: {why}'[:self._settings.report_limit])
+        result, run = self._judge(job, case)
+        if run is None or result.status not in (Status.AC, Status.WA):
+            return result  # the program's own failure wins over any checker
+        return self._check(job, case, result, run)
+
+    def _check(self, job: SandboxJob, case: CaseSpec, program: CaseResult,
+               run: RunResponse) -> CaseResult:
+        """The checker's judgement of the program's output, in a sandbox of
+        its own: it reads the input, the output and the answer, which never
+        enter the submission's sandbox."""
+        checker_job = _checker_job(job, job.checker.source_dir)
+        toolchain = checker_job.language.toolchain
+        limits = CheckerLimits(
+            time_ms=self._settings.checker_time_ms,
+            memory_kb=min(self._settings.checker_memory_kb,
+                          (self._settings.container_memory_bytes - self._settings.headroom_bytes) //
+                          1024))
+        output = self._artifacts / f'output-{uuid.uuid4().hex}'
+        try:
+            output.write_bytes(run.stdout)  # bounded by the output limit
+            output.chmod(0o444)
+            verdict = self._in_sandbox(checker_job,
+                                       toolchain,
+                                       self._staging(checker_job.key),
+                                       checker_request(toolchain, limits, CASE_DIR, _ENV),
+                                       None,
+                                       lambda checked, _: checker_verdict(checked, limits),
+                                       lambda why: (Status.JE, why),
+                                       files={
+                                           INPUT: case.input_path,
+                                           OUTPUT: output,
+                                           ANSWER: case.answer_path
+                                       })
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+        finally:
+            output.unlink(missing_ok=True)
+        return checked_result(program, *verdict)
+
+    def _judge(self, job: SandboxJob, case: CaseSpec) -> Tuple[CaseResult, Optional[RunResponse]]:
+        """The case judged on the program's run alone, and that run (None
+        when there was none)."""
         toolchain = job.language.toolchain
         staging = self._staging(job.key)
         ready = staging / (toolchain.artifact or toolchain.source_name)
         if not ready.is_file():
-            return CaseResult.judge_error('the job was not compiled')
+            return CaseResult.judge_error('the job was not compiled'), None
         with self._lock:
             static_bytes = self._static_bytes.get(staging, 0)
         if static_bytes > case.memory_limit_kb * 1024:
             return CaseResult(status=Status.MLE,
                               exit_code=-signal.SIGSEGV,
                               memory_kb=static_bytes // 1024,
-                              stderr='the program\'s static data exceeds the memory limit')
+                              stderr='the program\'s static data exceeds the memory limit'), None
         try:
             expected = case.answer_path.read_bytes()
         except OSError as exc:
             fault = disk_fault(exc, 'the job folder')
             if fault is not None:
                 raise fault from None
-            return CaseResult.judge_error(f'cannot read the expected output: {exc.strerror}')
+            return CaseResult.judge_error(f'cannot read the expected output: {exc.strerror}'), None
         limits = Limits(time_ms=case.time_limit_ms,
                         memory_kb=case.memory_limit_kb,
                         output_bytes=self._settings.output_limit,
@@ -348,7 +427,7 @@ class DockerSandbox(Sandbox):
         first = self._in_sandbox(job, toolchain, staging, request, case.input_path, judged,
                                  CaseResult.judge_error)
         if not runs or not worth_another_run(runs[-1], limits) or not self._take_rerun(job):
-            return first
+            return first, runs[-1] if runs else None
         # Once more, and the lower time counts: a loaded host only ever adds.
         log.info('TLE within %.1fx the limit (%d ms of %d ms): running the case once more',
                  limits.tle_margin, runs[-1].cpu_us // 1000, limits.time_ms)
@@ -356,16 +435,16 @@ class DockerSandbox(Sandbox):
             again = self._in_sandbox(job, toolchain, staging, request, case.input_path, judged,
                                      CaseResult.judge_error)
         except HostFault:
-            return first  # the first run was judged; the host's fault is met again later
+            return first, runs[0]  # the first run was judged; the host's fault comes again
         if len(runs) < 2 or again.status is Status.JE:
-            return first
+            return first, runs[0]
         before, after = runs[-2], runs[-1]
         if (after.stdout, after.exit_code, after.signal) != (before.stdout, before.exit_code,
                                                              before.signal):
             # Not the same run slower or faster: a program that behaves
             # differently when run again does not get to choose between them.
-            return first
-        return first if before.cpu_us <= after.cpu_us else again
+            return first, before
+        return (first, before) if before.cpu_us <= after.cpu_us else (again, after)
 
     def _take_rerun(self, job: SandboxJob) -> bool:
         """One of the job's few reruns: a job of many near-limit cases cannot
@@ -451,20 +530,27 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(folder, ignore_errors=True)
 
     def release(self, job_key: str) -> None:
-        self._pool.release(job_key)
-        staging = self._staging(job_key)
-        with self._lock:
-            self._static_bytes.pop(staging, None)
-            self._reruns.pop(job_key, None)
-        shutil.rmtree(staging, ignore_errors=True)
+        for key in (job_key, _checker_key(job_key)):
+            self._pool.release(key)
+            staging = self._staging(key)
+            with self._lock:
+                self._static_bytes.pop(staging, None)
+                self._reruns.pop(key, None)
+                self._checkers.pop(key, None)
+            shutil.rmtree(staging, ignore_errors=True)
 
     def _staging(self, job_key: str) -> pathlib.Path:
         return self._artifacts / hashlib.sha256(job_key.encode()).hexdigest()[:32]
 
-    def _in_sandbox(self, job: SandboxJob, toolchain: Toolchain, staging: pathlib.Path,
-                    request: RunRequest, stdin: Optional[pathlib.Path],
-                    finish: Callable[[RunResponse, SandboxContainer],
-                                     T], judge_error: Callable[[str], T]) -> T:
+    def _in_sandbox(self,
+                    job: SandboxJob,
+                    toolchain: Toolchain,
+                    staging: pathlib.Path,
+                    request: RunRequest,
+                    stdin: Optional[pathlib.Path],
+                    finish: Callable[[RunResponse, SandboxContainer], T],
+                    judge_error: Callable[[str], T],
+                    files: Optional[Dict[str, pathlib.Path]] = None) -> T:
         """Run `request` in one of the job's containers and `finish` with it there.
 
         A sandbox failure is the judge's, never the student's: the container is
@@ -473,15 +559,20 @@ class DockerSandbox(Sandbox):
         A failing host folder is the host's too.
         """
         try:
-            return self._attempts(job, toolchain, staging, request, stdin, finish)
+            return self._attempts(job, toolchain, staging, request, stdin, finish, files)
         except (SandboxBroken, SupervisorFailure) as exc:
             return judge_error(f'sandbox failure: {self._judge_failure(job, exc)}')
         except OSError as exc:
             raise disk_fault(exc, 'the sandbox folder') or exc
 
-    def _attempts(self, job: SandboxJob, toolchain: Toolchain, staging: pathlib.Path,
-                  request: RunRequest, stdin: Optional[pathlib.Path],
-                  finish: Callable[[RunResponse, SandboxContainer], T]) -> T:
+    def _attempts(self,
+                  job: SandboxJob,
+                  toolchain: Toolchain,
+                  staging: pathlib.Path,
+                  request: RunRequest,
+                  stdin: Optional[pathlib.Path],
+                  finish: Callable[[RunResponse, SandboxContainer], T],
+                  files: Optional[Dict[str, pathlib.Path]] = None) -> T:
         image = self._settings.images[toolchain.image_kind]
         for attempt in (1, 2):
             try:
@@ -491,7 +582,7 @@ class DockerSandbox(Sandbox):
                         with self._lock:
                             self._running += 1
                         try:
-                            run = container.run(request, stdin)
+                            run = container.run(request, stdin, files)
                         finally:
                             with self._lock:
                                 self._running -= 1
@@ -603,6 +694,18 @@ def _case_request(toolchain: Toolchain, limits: Limits, settings: SandboxSetting
                       tail_send=STDERR_TAIL_BYTES,
                       nofile=CASE_DESCRIPTORS,
                       env=_ENV)
+
+
+def _checker_key(job_key: str) -> str:
+    return f'{job_key}/checker'
+
+
+def _checker_job(job: SandboxJob, source_dir: pathlib.Path) -> SandboxJob:
+    """The checker of `job`, as a job of its own: sandboxes, a build and a
+    folder apart from the submission's."""
+    return SandboxJob(key=_checker_key(job.key),
+                      language=job.checker.language,
+                      source_dir=source_dir)
 
 
 def _remove(container) -> None:

@@ -1,8 +1,23 @@
 """What the sandbox layer needs to know about a job and about one of its cases."""
 import dataclasses
 import pathlib
+from typing import Optional
 
 from sandbox.languages import Language
+
+
+def checker_source_name(language: Language) -> str:
+    """`checker.c`, `checker.cpp` or `checker.py`: a checker's source file."""
+    return 'checker' + pathlib.PurePath(language.toolchain.source_name).suffix
+
+
+@dataclasses.dataclass(frozen=True)
+class Checker:
+    """A problem's checker: `source_dir` holds its `checker.<ext>` and the
+    files it includes (the problem's, never a submission's). It judges each
+    case's output instead of the built-in comparison (protocol §5)."""
+    language: Language
+    source_dir: pathlib.Path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,6 +32,7 @@ class SandboxJob:
     key: str
     language: Language
     source_dir: pathlib.Path
+    checker: Optional[Checker] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -57,6 +57,9 @@ class SandboxSettings:
     tle_margin: float = 1.5
     # The compile cache's bound on disk (sandbox/compile_cache.py); 0 turns it off.
     compile_cache_bytes: int = 1024 * MiB
+    # A problem's checker, per case; not charged to the program.
+    checker_time_ms: int = 10000
+    checker_memory_kb: int = 1024 * 1024
 
     @property
     def images(self) -> Dict[str, str]:

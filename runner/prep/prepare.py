@@ -1,4 +1,5 @@
 """Preparing a claimed job: its own folder with the source and the testdata."""
+import dataclasses
 import logging
 import threading
 
@@ -56,9 +57,13 @@ class Preparer:
                                               deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
                                               stop=stop)
             extract_source(code, payload.language, job.source_dir, MAX_SOURCE_BYTES)
-            self._testdata.install(payload.problem_id, payload.tasks, testdata_dir, job.source_dir,
-                                   stop)
-            return job
+            checker = self._testdata.install(payload.problem_id,
+                                             payload.tasks,
+                                             testdata_dir,
+                                             job.source_dir,
+                                             stop,
+                                             checker_dir=job.checker_dir)
+            return dataclasses.replace(job, checker=checker)
         except BaseException:
             try:
                 self._folders.remove(job_dir)

@@ -3,7 +3,7 @@
 Layout under the root, per problem:
 
     <problem_id>/checksum   the backend checksum `data/` was downloaded for
-    <problem_id>/data/      TTCC.in, TTCC.out, chaos/...
+    <problem_id>/data/      TTCC.in, TTCC.out, chaos/..., checker/...
     <problem_id>/tmp-*/     a refresh in progress
 
 The checksum file is the cache's only validity mark: it is removed before
@@ -21,7 +21,7 @@ import shutil
 import threading
 import time
 import uuid
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from dispatcher.job import TaskMeta, case_file
 from runner import metrics
@@ -29,7 +29,8 @@ from runner.backend.client import BackendClient
 from runner.backend.http_session import Interrupted
 from runner.prep.locks import Locks
 from runner.prep.zips import extract_testdata
-from sandbox.languages import BUILD_NAMES
+from sandbox.job import checker_source_name
+from sandbox.languages import BUILD_NAMES, Language
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +65,17 @@ class TestdataCache:
         self._lock_wait_sec = lock_wait_sec
         self._clock = clock
 
-    def install(self, problem_id: int, tasks: Sequence[TaskMeta], testdata_dir: pathlib.Path,
-                source_dir: pathlib.Path, stop: threading.Event) -> None:
-        """Copies the cases of `tasks` into `testdata_dir` and the `chaos/`
-        files into `source_dir`, refreshing the cache first when the backend's
-        checksum differs from the cached one."""
+    def install(self,
+                problem_id: int,
+                tasks: Sequence[TaskMeta],
+                testdata_dir: pathlib.Path,
+                source_dir: pathlib.Path,
+                stop: threading.Event,
+                checker_dir: Optional[pathlib.Path] = None) -> Optional[Language]:
+        """Copies the cases of `tasks` into `testdata_dir`, the `chaos/` files
+        into `source_dir` and the `checker/` files into `checker_dir`,
+        refreshing the cache first when the backend's checksum differs from
+        the cached one. The checker's language, or None without one."""
         # Asked before the download, never after: if the testdata changes in
         # between, the cache is marked older than its data and is refreshed
         # again next time, never the other way round.
@@ -83,6 +90,7 @@ class TestdataCache:
             data = problem_dir / 'data'
             _copy_cases(problem_id, data, tasks, testdata_dir)
             _copy_chaos(problem_id, data, source_dir)
+            return _copy_checker(problem_id, data, checker_dir)
 
     @contextlib.contextmanager
     def _held(self, problem_id: int, stop: threading.Event) -> Iterator[None]:
@@ -160,6 +168,32 @@ def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
                 shutil.copyfile(source, testdata_dir / name)
 
 
+def _copy_checker(problem_id: int, data: pathlib.Path,
+                  checker_dir: Optional[pathlib.Path]) -> Optional[Language]:
+    """`checker/` holds one source, `checker.c`, `checker.cpp` or
+    `checker.py`, and what it includes (a problem setter's `testlib.h`). A
+    layout the runner cannot build makes the testdata unusable: refused,
+    saying why."""
+    checker = data / 'checker'
+    if not checker.is_dir():
+        return None
+    sources = [
+        language for language in Language if (checker / checker_source_name(language)).is_file()
+    ]
+    if len(sources) != 1:
+        names = ', '.join(checker_source_name(language) for language in Language)
+        raise TestdataError(f'testdata of problem {problem_id}: checker/ must hold exactly one '
+                            f'of {names}')
+    for entry in sorted(checker.iterdir()):
+        if entry.name in BUILD_NAMES:
+            raise TestdataError(f'testdata of problem {problem_id}: checker/{entry.name} has the '
+                                f'name of a build file ({", ".join(sorted(BUILD_NAMES))}); '
+                                'rename it')
+    if checker_dir is not None:
+        _copy_tree(checker, checker_dir)
+    return sources[0]
+
+
 def _copy_chaos(problem_id: int, data: pathlib.Path, source_dir: pathlib.Path) -> None:
     """`chaos/` files go beside the source (headers, data files). A name the
     build uses (a source or the compiled program) makes the testdata unusable
@@ -172,8 +206,14 @@ def _copy_chaos(problem_id: int, data: pathlib.Path, source_dir: pathlib.Path) -
             raise TestdataError(f'testdata of problem {problem_id}: chaos/{entry.name} has the '
                                 f'name of a build file ({", ".join(sorted(BUILD_NAMES))}); '
                                 'rename it')
-    for path in sorted(chaos.rglob('*')):
-        dest = source_dir / path.relative_to(chaos)
+    _copy_tree(chaos, source_dir)
+
+
+def _copy_tree(source: pathlib.Path, dest_dir: pathlib.Path) -> None:
+    """The files and folders below `source` (the extraction wrote no links)."""
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    for path in sorted(source.rglob('*')):
+        dest = dest_dir / path.relative_to(source)
         if path.is_dir():
             dest.mkdir(parents=True, exist_ok=True)
         else:

@@ -63,7 +63,8 @@ def extract_source(data: bytes, language: Language, source_dir: pathlib.Path,
 
 def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path, max_total_bytes: int) -> None:
     """Writes the testdata zip's `TTCC.in`/`TTCC.out` files and its `chaos/`
-    tree into `dest_dir` (which must not exist yet); other files are ignored."""
+    and `checker/` trees into `dest_dir` (which must not exist yet); other
+    files are ignored."""
     what = 'testdata zip'
     with open(path, 'rb') as raw, _open(raw, what) as archive:
         files = _checked_files(archive, what)
@@ -71,8 +72,8 @@ def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path, max_total_bytes
         budget = max_total_bytes
         for info, parts in files:
             is_case = len(parts) == 1 and _CASE_FILE.fullmatch(parts[0])
-            is_chaos = len(parts) > 1 and parts[0] == 'chaos'
-            if not (is_case or is_chaos):
+            is_problem_files = len(parts) > 1 and parts[0] in ('chaos', 'checker')
+            if not (is_case or is_problem_files):
                 continue
             dest = dest_dir.joinpath(*parts)
             dest.parent.mkdir(parents=True, exist_ok=True)

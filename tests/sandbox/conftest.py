@@ -31,7 +31,8 @@ def sandbox(docker_client, sandbox_root):
     sb = DockerSandbox(SandboxSettings(root=sandbox_root,
                                        max_containers=4,
                                        output_limit=8 * 1024 * 1024,
-                                       report_limit=8192),
+                                       report_limit=8192,
+                                       checker_time_ms=3000),
                        client=docker_client)
     sb.start()
     yield sb

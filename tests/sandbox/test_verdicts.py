@@ -2,8 +2,10 @@
 
 A folder holds `main.c`, `main.cpp` or `main.py`, `case.json` (`verdict`, and
 optionally `time_limit_ms`, `memory_limit_kb`, `exit_code`, `stdout_contains`,
-`stderr_contains`), optionally `input`, `output` (the expected answer) and a
-`chaos/` folder placed beside the source. Adding a case adds no code.
+`stderr_contains`), optionally `input`, `output` (the expected answer), a
+`chaos/` folder placed beside the source and a `checker/` folder (the
+problem's checker: `checker.<ext>` and what it includes), which then judges
+the output. Adding a case adds no code.
 
 Each case is judged twice in the same sandbox (the second run must not see
 anything the first left), with another job's files alive beside it and the
@@ -22,7 +24,7 @@ from typing import Optional
 import pytest
 
 from runner.backend.outbound import case_object
-from sandbox.job import CaseSpec, SandboxJob
+from sandbox.job import CaseSpec, Checker, SandboxJob, checker_source_name
 from sandbox.languages import Language
 from sandbox.results import Status
 from tests.sandbox.conftest import SECRET, assert_nothing_left_running
@@ -43,13 +45,18 @@ class VerdictCase:
     exit_code: Optional[int]
     stdout_contains: Optional[str]
     stderr_contains: Optional[str]
+    checker: Optional[Language]
 
     @classmethod
     def load(cls, folder: pathlib.Path) -> 'VerdictCase':
         sources = [p.name for p in folder.iterdir() if p.name in LANGUAGE_BY_SOURCE]
         assert len(sources) == 1, f'{folder.name}: exactly one main.* expected'
         meta = json.loads((folder / 'case.json').read_text())
+        checkers = [
+            lang for lang in Language if (folder / 'checker' / checker_source_name(lang)).is_file()
+        ]
         return cls(folder=folder,
+                   checker=checkers[0] if checkers else None,
                    language=LANGUAGE_BY_SOURCE[sources[0]],
                    verdict=Status(meta['verdict']),
                    time_limit_ms=meta.get('time_limit_ms', 1000),
@@ -66,6 +73,8 @@ class VerdictCase:
         shutil.copy(self.folder / self.language.source_name, src)
         if (self.folder / 'chaos').is_dir():
             shutil.copytree(self.folder / 'chaos', src, dirs_exist_ok=True)
+        if self.checker is not None:
+            shutil.copytree(self.folder / 'checker', job_dir / 'checker')
         for name, default in (('input', b''), ('output', b'')):
             path = self.folder / name
             data = path.read_bytes() if path.exists() else default
@@ -94,9 +103,12 @@ def _links_under(root: pathlib.Path):
 def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary, tmp_path):
     case = VerdictCase.load(folder)
     spec = case.lay_out(tmp_path / 'job')
+    checker = (None if case.checker is None else Checker(case.checker, tmp_path / 'job' /
+                                                         'checker'))
     job = SandboxJob(key=f'{folder.name}-{uuid.uuid4()}',
                      language=case.language,
-                     source_dir=tmp_path / 'job' / 'src')
+                     source_dir=tmp_path / 'job' / 'src',
+                     checker=checker)
     try:
         compiled = sandbox.compile(job)
         if case.verdict is Status.CE:
@@ -109,7 +121,8 @@ def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary
             result = sandbox.run_case(job, spec)
             elapsed = time.monotonic() - started
             assert result.status is case.verdict, (attempt, result)
-            assert elapsed < (3 * case.time_limit_ms + 1000) / 1000 + BOUND_SLACK_SEC
+            checker_wall = (2 * sandbox._settings.checker_time_ms + 1000) / 1000 if checker else 0
+            assert elapsed < (3 * case.time_limit_ms + 1000) / 1000 + checker_wall + BOUND_SLACK_SEC
             if case.exit_code is not None:
                 assert result.exit_code == case.exit_code, result
             if case.stdout_contains is not None:

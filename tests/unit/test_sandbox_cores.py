@@ -52,7 +52,7 @@ class Container:
         self.cores = cores
         self.cores_in_run = None
 
-    def run(self, request, stdin):
+    def run(self, request, stdin, files=None):
         self.cores_in_run = self.cores.held
         return types.SimpleNamespace(exit_code=0,
                                      signal=0,

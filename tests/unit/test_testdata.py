@@ -18,6 +18,7 @@ from runner.prep.testdata import LockTimeout
 from runner.prep.testdata import TestdataCache as Cache
 from runner.prep.testdata import TestdataError as CacheError
 from runner.prep.zips import ZipRejected
+from sandbox.languages import Language
 
 GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
 PROBLEM = 7
@@ -425,3 +426,59 @@ def test_chaos_files_named_like_the_build_are_refused(tmp_path, name):
     top = name.split('/')[0]
     with pytest.raises(CacheError, match=f'chaos/{top} has the name of a build file'):
         testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
+
+
+def _install_with(tmp_path, tag, extra):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w') as archive:
+        for case in ('0000', '0001', '0100'):
+            archive.writestr(f'{case}.in', '1')
+            archive.writestr(f'{case}.out', '1')
+        for name, data in extra.items():
+            archive.writestr(name, data)
+    backend = FakeBackend(tmp_path)
+    VERSIONS[tag] = buffer.getvalue()
+    backend.checksum = tag
+    job = Job(tmp_path, 'job')
+    testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
+    checker_dir = tmp_path / 'job' / 'checker'
+    language = testdata.install(PROBLEM,
+                                TASKS,
+                                job.testdata,
+                                job.src,
+                                threading.Event(),
+                                checker_dir=checker_dir)
+    return language, checker_dir, job
+
+
+def test_a_checker_folder_is_installed_with_its_language(tmp_path):
+    language, checker_dir, job = _install_with(tmp_path, 'checker', {
+        'checker/checker.cpp': '// checks',
+        'checker/testlib.h': '// the setter\'s'
+    })
+    assert language is Language.CPP
+    assert sorted(os.listdir(checker_dir)) == ['checker.cpp', 'testlib.h']
+    assert not (job.src / 'checker.cpp').exists()  # never beside the submission
+
+
+def test_no_checker_folder_means_no_checker(tmp_path):
+    language, checker_dir, _ = _install_with(tmp_path, 'plain', {})
+    assert language is None and not checker_dir.exists()
+
+
+@pytest.mark.parametrize('files, why', [
+    ({
+        'checker/testlib.h': '//'
+    }, 'exactly one of'),
+    ({
+        'checker/checker.c': '//',
+        'checker/checker.py': '#'
+    }, 'exactly one of'),
+    ({
+        'checker/checker.c': '//',
+        'checker/main.c': '//'
+    }, 'checker/main.c has the name of a build'),
+])
+def test_a_checker_the_runner_cannot_build_is_refused(tmp_path, files, why):
+    with pytest.raises(CacheError, match=why):
+        _install_with(tmp_path, f'bad-{len(files)}-{why[:5]}', files)

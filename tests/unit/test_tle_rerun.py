@@ -34,7 +34,7 @@ def judge(tmp_path, monkeypatch):
         (tmp_path / 'out').write_bytes(b'3\n')
         runs, requests = list(measured), []
 
-        def attempts(job, toolchain, staging, request, stdin, finish):
+        def attempts(job, toolchain, staging, request, stdin, finish, files=None):
             requests.append(request)
             if fail_on is not None and fail_on[0] == len(requests):
                 raise fail_on[1]

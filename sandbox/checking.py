@@ -1,0 +1,93 @@
+"""A problem's checker: how it is run on a case and what its end means
+(protocol §5).
+
+A checker is run as `checker INPUT OUTPUT ANSWER` with the testlib
+convention: exit 0 accepts, 1 is a wrong answer, 2 a presentation error
+(reported as WA), 3 says the checker itself failed (JE). Any other end, a
+crash, or a checker over its own limits is JE: the judge's failure, never the
+student's. Its first line of output (stderr, where testlib writes, else
+stdout) is the verdict's message.
+"""
+import dataclasses
+from typing import Tuple
+
+from sandbox.languages import Toolchain
+from sandbox.protocol import Kind, RunRequest, RunResponse
+from sandbox.results import CaseResult, Status
+
+# Below the checker's working folder; the host puts the three files there
+# for each run (never into the submission's sandbox, which never sees the
+# answer).
+CASE_FOLDER = 'case'
+INPUT, OUTPUT, ANSWER = (f'{CASE_FOLDER}/input', f'{CASE_FOLDER}/output', f'{CASE_FOLDER}/answer')
+# What a checker may write, per stream: its message, not a copy of the output.
+CHECKER_OUTPUT_BYTES = 64 * 1024
+MESSAGE_CHARS = 512
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckerLimits:
+    time_ms: int
+    memory_kb: int
+
+    @property
+    def wall_ms(self) -> int:
+        return 2 * self.time_ms + 1000
+
+
+def checker_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
+                    env: Tuple[Tuple[str, str], ...]) -> RunRequest:
+    return RunRequest(kind=Kind.CASE,
+                      argv=toolchain.run_argv + (INPUT, OUTPUT, ANSWER),
+                      workdir=workdir,
+                      cpu_ms=limits.time_ms,
+                      wall_ms=limits.wall_ms,
+                      mem_kb=limits.memory_kb,
+                      data_kb=2 * limits.memory_kb + 64 * 1024,
+                      stack_kb=-1,
+                      fsize=CHECKER_OUTPUT_BYTES + 1,
+                      out_send=CHECKER_OUTPUT_BYTES,
+                      err_send=CHECKER_OUTPUT_BYTES,
+                      nofile=64,
+                      env=env)
+
+
+def checker_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, str]:
+    """AC, WA or JE, and the message that says why."""
+    if (run.cpu_timeout or run.wall_timeout or run.cpu_us > limits.time_ms * 1000
+            or run.wall_us > limits.wall_ms * 1000):
+        return Status.JE, f'the checker ran out of time ({limits.time_ms} ms)'
+    if run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills:
+        return Status.JE, f'the checker ran out of memory ({limits.memory_kb // 1024} MiB)'
+    if run.out_size > CHECKER_OUTPUT_BYTES or run.err_size > CHECKER_OUTPUT_BYTES:
+        return Status.JE, f'the checker wrote more than {CHECKER_OUTPUT_BYTES} bytes'
+    message = _first_line(run.stderr) or _first_line(run.stdout)
+    if run.signal:
+        return Status.JE, f'the checker was killed by signal {run.signal}'
+    if run.exit_code == 0:
+        return Status.AC, message
+    if run.exit_code == 1:
+        return Status.WA, message
+    if run.exit_code == 2:
+        return Status.WA, f'presentation error: {message}' if message else 'presentation error'
+    if run.exit_code == 3:
+        return Status.JE, f'the checker failed: {message}' if message else 'the checker failed'
+    return Status.JE, f'the checker exited with {run.exit_code}'
+
+
+def checked_result(program: CaseResult, status: Status, message: str) -> CaseResult:
+    """The case as the checker judged it: the program's own measurements and
+    outputs, its stderr ending with the checker's message."""
+    if status is Status.JE:
+        return CaseResult.judge_error(f'checker: {message}')
+    stderr = program.stderr
+    if message:
+        stderr += ('' if not stderr or stderr.endswith('\n') else '\n') + f'checker: {message}'
+    return dataclasses.replace(program, status=status, stderr=stderr)
+
+
+def _first_line(data: bytes) -> str:
+    for line in data.decode('utf-8', errors='replace').splitlines():
+        if line.strip():
+            return line.strip()[:MESSAGE_CHARS]
+    return ''

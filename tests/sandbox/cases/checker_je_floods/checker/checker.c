@@ -1,0 +1,2 @@
+#include <stdio.h>
+int main(void){for (;;) fputs("gigabytes of text ", stderr);}
