@@ -264,6 +264,13 @@ class Settings:
         _bounded_int(1, 100000),
         'jobs one sandbox container serves in turn, reset and checked between them; 1: a new '
         'container for every job')
+    checker_time_limit_ms: int = _setting(
+        'CHECKER_TIME_LIMIT_MS', str(SandboxSettings.checker_time_ms), _bounded_int(1, 600000),
+        'CPU time of a problem\'s checker per case, ms (not charged to the program)')
+    checker_memory_mb: int = _setting(
+        'CHECKER_MEMORY_MB', str(SandboxSettings.checker_memory_kb // 1024),
+        _bounded_int(1, 1 << 20),
+        'memory of a problem\'s checker, MiB (at most what a sandbox holds beside its own)')
     long_poll_sec: float = _setting('LONG_POLL_SEC', '25', _non_negative_seconds,
                                     'wait asked of next-job, seconds; 0 turns long-poll off')
     output_limit: int = _setting('OUTPUT_LIMIT', str(SandboxSettings.output_limit),
@@ -302,7 +309,9 @@ class Settings:
                                cpp_image=self.sandbox_image_cpp,
                                python_image=self.sandbox_image_python,
                                container_memory_bytes=self.sandbox_memory_mb * MiB,
-                               jobs_per_container=self.sandbox_jobs_per_container)
+                               jobs_per_container=self.sandbox_jobs_per_container,
+                               checker_time_ms=self.checker_time_limit_ms,
+                               checker_memory_kb=self.checker_memory_mb * 1024)
 
     def __repr__(self) -> str:
         shown = []

@@ -104,6 +104,8 @@ def test_registration_token_is_required(value):
     ('SANDBOX_MEMORY_MB', 'lots'),
     ('SANDBOX_JOBS_PER_CONTAINER', '0'),
     ('SANDBOX_JOBS_PER_CONTAINER', 'many'),
+    ('CHECKER_TIME_LIMIT_MS', '0'),
+    ('CHECKER_MEMORY_MB', 'lots'),
 ])
 def test_invalid_values_name_the_setting(name, value):
     with pytest.raises(ConfigError) as caught:
@@ -114,6 +116,13 @@ def test_invalid_values_name_the_setting(name, value):
 def test_jobs_per_container_reaches_the_sandbox():
     assert settings().sandbox_settings().jobs_per_container == 100
     assert settings(SANDBOX_JOBS_PER_CONTAINER='1').sandbox_settings().jobs_per_container == 1
+
+
+def test_checker_limits_reach_the_sandbox():
+    sandbox = settings(CHECKER_TIME_LIMIT_MS='2500', CHECKER_MEMORY_MB='256').sandbox_settings()
+    assert (sandbox.checker_time_ms, sandbox.checker_memory_kb) == (2500, 256 * 1024)
+    default = settings().sandbox_settings()
+    assert (default.checker_time_ms, default.checker_memory_kb) == (10000, 1024 * 1024)
 
 
 def test_decimal_seconds_are_accepted():
