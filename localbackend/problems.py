@@ -2,7 +2,9 @@
 
 A problem folder holds `problem.json`, `testdata/TTCC.in|.out` (task TT, case
 CC, two digits each from 00) and optionally `chaos/` (files placed beside the
-source before compiling). `problem.json`:
+source before compiling) and `checker/` (the problem's checker: one
+`checker.c`, `checker.cpp` or `checker.py`, and what it includes).
+`problem.json`:
 
     {"id": 1, "name": "a+b",
      "tasks": [{"taskScore": 40, "memoryLimit": 65536, "timeLimit": 1000, "caseCount": 2}, …]}
@@ -46,7 +48,8 @@ def case_name(task: int, case: int, suffix: str) -> str:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Problem:
-    """`files` are the testdata zip's entries: `TTCC.in`, `TTCC.out` and `chaos/…`."""
+    """`files` are the testdata zip's entries: `TTCC.in`, `TTCC.out`, `chaos/…`
+    and `checker/…`."""
     problem_id: int
     name: str
     tasks: Tuple[TaskSpec, ...]
@@ -65,7 +68,8 @@ class Problem:
                    name: str = '',
                    time_limit_ms: int = 1000,
                    memory_limit_kb: int = 65536,
-                   chaos: Optional[Mapping[str, Content]] = None) -> 'Problem':
+                   chaos: Optional[Mapping[str, Content]] = None,
+                   checker: Optional[Mapping[str, Content]] = None) -> 'Problem':
         """A problem from (input, output) pairs per task; scores split evenly to sum to 100."""
         count = len(tasks)
         scores = [100 // count] * count if count else []
@@ -80,6 +84,8 @@ class Problem:
                 files[case_name(t, c, 'out')] = _bytes(expected)
         for chaos_name, data in (chaos or {}).items():
             files[f'chaos/{chaos_name}'] = _bytes(data)
+        for checker_name, data in (checker or {}).items():
+            files[f'checker/{checker_name}'] = _bytes(data)
         return cls(problem_id, name or f'problem {problem_id}', tuple(specs), files)
 
     @functools.cached_property
@@ -188,8 +194,9 @@ def load_problem(folder: Union[str, pathlib.Path]) -> Problem:
     if not testdata.is_dir():
         raise ProblemError(f'{testdata}: missing')
     files = _read_tree(testdata, '')
-    if (folder / 'chaos').is_dir():
-        files.update(_read_tree(folder / 'chaos', 'chaos/'))
+    for extra in ('chaos', 'checker'):
+        if (folder / extra).is_dir():
+            files.update(_read_tree(folder / extra, f'{extra}/'))
     return Problem(problem_id, name, tasks, files).validate()
 
 

@@ -162,15 +162,17 @@ def test_submission_folder_errors(tmp_path):
 
 def test_sample_problems_load():
     problems = load_problems(SAMPLES / 'problems')
-    assert [p.problem_id for p in problems] == [1, 2]
+    assert [p.problem_id for p in problems] == [1, 2, 3, 4]
     assert [t.case_count for t in problems[0].tasks] == [2, 2]
     assert any(name.startswith('chaos/') for name in problems[1].files)
+    assert 'checker/checker.py' in problems[2].files
+    assert {'checker/checker.cpp', 'checker/testlib.h'} <= set(problems[3].files)
     assert all(t.time_limit_ms <= 1000 for p in problems for t in p.tasks)
 
 
 def test_sample_submissions_cover_every_verdict_in_all_languages():
     samples = load_submissions(SAMPLES / 'submissions')
-    assert 10 <= len(samples) <= 14
+    assert 10 <= len(samples) <= 20
     assert {s.expected for s in samples} == {'AC', 'WA', 'CE', 'RE', 'TLE', 'MLE', 'OLE'}
     assert {s.language for s in samples} == {0, 1, 2}
     problem_ids = {p.problem_id for p in load_problems(SAMPLES / 'problems')}
@@ -198,6 +200,7 @@ def _verdict_of_quick_sample(sample, problem, workdir: pathlib.Path) -> str:
         run = ['./main']
     if compiled.returncode != 0:
         return 'CE'
+    checker = _native_checker(problem, workdir)
     statuses = []
     for t, task in enumerate(problem.tasks):
         for c in range(task.case_count):
@@ -205,9 +208,36 @@ def _verdict_of_quick_sample(sample, problem, workdir: pathlib.Path) -> str:
             expected = problem.files[f'{t:02d}{c:02d}.out']
             if done.returncode != 0:
                 statuses.append('RE')
+            elif checker is not None:
+                statuses.append(checker(problem.files[f'{t:02d}{c:02d}.in'], done.stdout, expected))
             else:
                 statuses.append('AC' if done.stdout.split() == expected.split() else 'WA')
     return next((s for s in statuses if s != 'AC'), 'AC')
+
+
+def _native_checker(problem, workdir: pathlib.Path):
+    """The problem's checker built on this host, as a function of (input,
+    output, answer) to a verdict by testlib's exit codes; None without one."""
+    folder = workdir / 'checker'
+    for name, data in problem.files.items():
+        if name.startswith('checker/'):
+            folder.mkdir(exist_ok=True)
+            (folder / name[len('checker/'):]).write_bytes(data)
+    if not folder.is_dir():
+        return None
+    if (folder / 'checker.py').is_file():
+        argv = [sys.executable, 'checker.py']
+    else:
+        assert _run(['g++', '-O2', '-o', 'checker', 'checker.cpp'], b'', folder).returncode == 0
+        argv = ['./checker']
+
+    def check(given: bytes, output: bytes, answer: bytes) -> str:
+        for name, data in (('in', given), ('got', output), ('ans', answer)):
+            (folder / name).write_bytes(data)
+        code = _run(argv + ['in', 'got', 'ans'], b'', folder).returncode
+        return {0: 'AC', 1: 'WA', 2: 'WA'}.get(code, 'JE')
+
+    return check
 
 
 QUICK = ('AC', 'WA', 'CE', 'RE')
