@@ -4,8 +4,8 @@
 A checker is run as `checker INPUT OUTPUT ANSWER` with the testlib
 convention: exit 0 accepts, 1 is a wrong answer, 2 a presentation error
 (reported as WA), 3 says the checker itself failed (JE). Any other end, a
-crash, or a checker over its own limits is JE: the judge's failure, never the
-student's. Its first line of output (stderr, where testlib writes, else
+crash (a Python checker's uncaught exception included), or a checker over its
+own limits is JE: the judge's failure, never the student's. Its first line of output (stderr, where testlib writes, else
 stdout) is the verdict's message.
 """
 import dataclasses
@@ -20,15 +20,32 @@ from sandbox.results import CaseResult, Status
 # answer).
 CASE_FOLDER = 'case'
 INPUT, OUTPUT, ANSWER = (f'{CASE_FOLDER}/input', f'{CASE_FOLDER}/output', f'{CASE_FOLDER}/answer')
-# What a checker may write, per stream: its message, not a copy of the output.
+# What of a checker's streams comes back (its message is the first line);
+# it may write up to the program's own output limit beyond that (a checker
+# that echoes the output is not over a limit of its own for it).
 CHECKER_OUTPUT_BYTES = 64 * 1024
 MESSAGE_CHARS = 512
+# A Python checker that dies of an exception exits 1, which would read as a
+# wrong answer: it is run through this, which makes that its own failure
+# (exit 3) and says which exception it was.
+PYTHON_CHECKER = """import runpy, sys, traceback
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit:
+    raise
+except BaseException as exc:
+    print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+    traceback.print_exc()
+    sys.exit(3)
+"""
 
 
 @dataclasses.dataclass(frozen=True)
 class CheckerLimits:
     time_ms: int
     memory_kb: int
+    output_bytes: int  # per stream; beyond it the checker is over its limits
 
     @property
     def wall_ms(self) -> int:
@@ -37,15 +54,18 @@ class CheckerLimits:
 
 def checker_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
                     env: Tuple[Tuple[str, str], ...]) -> RunRequest:
+    argv = toolchain.run_argv
+    if toolchain.artifact == '':  # Python: the checker's source is what runs
+        argv = (argv[0], '-c', PYTHON_CHECKER) + argv[1:]
     return RunRequest(kind=Kind.CASE,
-                      argv=toolchain.run_argv + (INPUT, OUTPUT, ANSWER),
+                      argv=argv + (INPUT, OUTPUT, ANSWER),
                       workdir=workdir,
                       cpu_ms=limits.time_ms,
                       wall_ms=limits.wall_ms,
                       mem_kb=limits.memory_kb,
                       data_kb=2 * limits.memory_kb + 64 * 1024,
                       stack_kb=-1,
-                      fsize=CHECKER_OUTPUT_BYTES + 1,
+                      fsize=limits.output_bytes + 1,
                       out_send=CHECKER_OUTPUT_BYTES,
                       err_send=CHECKER_OUTPUT_BYTES,
                       nofile=64,
@@ -59,8 +79,8 @@ def checker_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, st
         return Status.JE, f'the checker ran out of time ({limits.time_ms} ms)'
     if run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills:
         return Status.JE, f'the checker ran out of memory ({limits.memory_kb // 1024} MiB)'
-    if run.out_size > CHECKER_OUTPUT_BYTES or run.err_size > CHECKER_OUTPUT_BYTES:
-        return Status.JE, f'the checker wrote more than {CHECKER_OUTPUT_BYTES} bytes'
+    if run.out_size > limits.output_bytes or run.err_size > limits.output_bytes:
+        return Status.JE, f'the checker wrote more than {limits.output_bytes} bytes'
     message = _first_line(run.stderr) or _first_line(run.stdout)
     if run.signal:
         return Status.JE, f'the checker was killed by signal {run.signal}'
@@ -77,13 +97,19 @@ def checker_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, st
 
 def checked_result(program: CaseResult, status: Status, message: str) -> CaseResult:
     """The case as the checker judged it: the program's own measurements and
-    outputs, its stderr ending with the checker's message."""
+    outputs, its stderr after the checker's message (first, so that a report
+    shortened to fit keeps it)."""
     if status is Status.JE:
         return CaseResult.judge_error(f'checker: {message}')
-    stderr = program.stderr
-    if message:
-        stderr += ('' if not stderr or stderr.endswith('\n') else '\n') + f'checker: {message}'
+    stderr = f'checker: {message}\n{program.stderr}' if message else program.stderr
     return dataclasses.replace(program, status=status, stderr=stderr)
+
+
+def stops_the_checker(message: str) -> bool:
+    """A failure that would come again on every case (out of time, memory or
+    room, killed): the job's later cases are not given to it."""
+    return message.startswith(
+        ('the checker ran out', 'the checker wrote more', 'the checker was killed'))
 
 
 def _first_line(data: bytes) -> str:

@@ -201,8 +201,8 @@ class SandboxContainer:
                     dest = self.box / 'job' / name
                     dest.parent.mkdir(mode=0o755, exist_ok=True)
                     dest.unlink(missing_ok=True)
+                    placed.append(dest)  # removed after, even if copied only in part
                     _link_or_copy(path, dest)
-                    placed.append(dest)
                 return self._converse(request)
             finally:
                 stdin_box.unlink(missing_ok=True)

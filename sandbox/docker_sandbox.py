@@ -13,8 +13,8 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 import docker
 import docker.errors
 
-from sandbox.checking import (ANSWER, INPUT, OUTPUT, CheckerLimits, checked_result, checker_request,
-                              checker_verdict)
+from sandbox.checking import (ANSWER, CHECKER_OUTPUT_BYTES, INPUT, OUTPUT, CheckerLimits,
+                              checked_result, checker_request, checker_verdict, stops_the_checker)
 from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import LABEL, PROTOCOL_LABEL, SandboxBroken, SandboxContainer
 from sandbox.instance_folder import InstanceFolder, held
@@ -113,6 +113,7 @@ class DockerSandbox(Sandbox):
         self._running = 0  # runs holding a core (not those waiting for one)
         self._reruns: Dict[str, int] = {}  # TLE reruns taken, by job key
         self._checkers: Dict[str, CompileResult] = {}  # the checker's build, by job key
+        self._checker_stopped: Dict[str, str] = {}  # why, by job key (stops_the_checker)
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
         self._stopping = threading.Event()
@@ -238,6 +239,9 @@ class DockerSandbox(Sandbox):
         compiled = self._build(job)
         if compiled.ok and job.checker is not None:
             checker = self._build_checker(job)
+            if not checker.ok:
+                log.warning('the problem\'s checker could not be built (%s): %s',
+                            checker.status.value, checker.message[:2000])
             with self._lock:
                 self._checkers[job.key] = checker
         return compiled
@@ -247,18 +251,21 @@ class DockerSandbox(Sandbox):
         (its source as the toolchain's `main.<ext>`); the compile cache
         serves every later job of the problem while its files stay the same."""
         checker = job.checker
-        source = self._artifacts / f'{self._staging(job.key).name}-checker-src'
+        source = self._checker_source(job.key)
         try:
-            shutil.rmtree(source, ignore_errors=True)
-            _copy_tree(checker.source_dir, source)
-            (source / checker_source_name(checker.language)).rename(
-                source / checker.language.toolchain.source_name)
-        except OSError as exc:
-            raise disk_fault(exc, 'the sandbox folder') or exc
-        try:
+            try:
+                shutil.rmtree(source, ignore_errors=True)
+                _copy_tree(checker.source_dir, source)
+                (source / checker_source_name(checker.language)).rename(
+                    source / checker.language.toolchain.source_name)
+            except OSError as exc:
+                raise disk_fault(exc, 'the sandbox folder') or exc
             return self._build(_checker_job(job, source))
         finally:
             shutil.rmtree(source, ignore_errors=True)
+
+    def _checker_source(self, job_key: str) -> pathlib.Path:
+        return self._artifacts / f'{self._staging(job_key).name}-checker-src'
 
     def _build(self, job: SandboxJob) -> CompileResult:
         toolchain = job.language.toolchain
@@ -349,9 +356,10 @@ class DockerSandbox(Sandbox):
         with self._lock:
             checker = self._checkers.get(job.key)
         if checker is None or not checker.ok:
-            why = checker.message if checker is not None else 'it was not built'
-            return CaseResult.judge_error(
-                f'the problem\'s checker could not be built: {why}'[:self._settings.report_limit])
+            # The compiler's words quote the checker's source, which is the
+            # problem's: they go to the log, not into the student's report.
+            return CaseResult.judge_error('the problem\'s checker could not be built '
+                                          '(the runner\'s log says why)')
         result, run = self._judge(job, case)
         if run is None or result.status not in (Status.AC, Status.WA):
             return result  # the program's own failure wins over any checker
@@ -364,11 +372,14 @@ class DockerSandbox(Sandbox):
         enter the submission's sandbox."""
         checker_job = _checker_job(job, job.checker.source_dir)
         toolchain = checker_job.language.toolchain
-        limits = CheckerLimits(
-            time_ms=self._settings.checker_time_ms,
-            memory_kb=min(self._settings.checker_memory_kb,
-                          (self._settings.container_memory_bytes - self._settings.headroom_bytes) //
-                          1024))
+        with self._lock:
+            stopped = self._checker_stopped.get(job.key)
+        if stopped is not None:
+            return CaseResult.judge_error(f'checker: {stopped} (on an earlier case; not run again)')
+        room_kb = (self._settings.container_memory_bytes - self._settings.headroom_bytes) // 1024
+        limits = CheckerLimits(time_ms=self._settings.checker_time_ms,
+                               memory_kb=min(self._settings.checker_memory_kb, room_kb),
+                               output_bytes=self._settings.output_limit + CHECKER_OUTPUT_BYTES)
         output = self._artifacts / f'output-{uuid.uuid4().hex}'
         try:
             output.write_bytes(run.stdout)  # bounded by the output limit
@@ -389,7 +400,12 @@ class DockerSandbox(Sandbox):
             raise disk_fault(exc, 'the sandbox folder') or exc
         finally:
             output.unlink(missing_ok=True)
-        return checked_result(program, *verdict)
+        status, message = verdict
+        if status is Status.JE and stops_the_checker(message):
+            # It would cost its limits again on every later case of the job.
+            with self._lock:
+                self._checker_stopped.setdefault(job.key, message)
+        return checked_result(program, status, message)
 
     def _judge(self, job: SandboxJob, case: CaseSpec) -> Tuple[CaseResult, Optional[RunResponse]]:
         """The case judged on the program's run alone, and that run (None
@@ -537,7 +553,9 @@ class DockerSandbox(Sandbox):
                 self._static_bytes.pop(staging, None)
                 self._reruns.pop(key, None)
                 self._checkers.pop(key, None)
+                self._checker_stopped.pop(key, None)
             shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(self._checker_source(job_key), ignore_errors=True)
 
     def _staging(self, job_key: str) -> pathlib.Path:
         return self._artifacts / hashlib.sha256(job_key.encode()).hexdigest()[:32]

@@ -2,7 +2,8 @@
 
 Layout under the root, per problem:
 
-    <problem_id>/checksum   the backend checksum `data/` was downloaded for
+    <problem_id>/checksum   the layout of `data/` and the backend checksum it was
+                            downloaded for
     <problem_id>/data/      TTCC.in, TTCC.out, chaos/..., checker/...
     <problem_id>/tmp-*/     a refresh in progress
 
@@ -29,6 +30,7 @@ from runner.backend.client import BackendClient
 from runner.backend.http_session import Interrupted
 from runner.prep.locks import Locks
 from runner.prep.zips import extract_testdata
+from sandbox.checking import CASE_FOLDER
 from sandbox.job import checker_source_name
 from sandbox.languages import BUILD_NAMES, Language
 
@@ -139,17 +141,26 @@ class TestdataCache:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+# What `data/` holds, written before the checksum: a cache written by a
+# runner that kept less of the zip (before checker/ was kept, its checker was
+# dropped) is stale whatever its checksum, or its problems would be judged
+# without their checkers.
+LAYOUT = 'layout 2: cases, chaos/, checker/'
+
+
 def _read_mark(problem_dir: pathlib.Path) -> str:
+    """The checksum `data/` was downloaded for, '' when unknown or of another layout."""
     try:
-        return (problem_dir / 'checksum').read_text(encoding='utf-8')
+        layout, _, checksum = (problem_dir / 'checksum').read_text(encoding='utf-8').partition('\n')
     except FileNotFoundError:
         return ''
+    return checksum if layout == LAYOUT else ''
 
 
 def _write_mark(problem_dir: pathlib.Path, checksum: str) -> None:
     tmp = problem_dir / f'checksum.{uuid.uuid4().hex[:12]}'
     with open(tmp, 'w', encoding='utf-8') as out:
-        out.write(checksum)
+        out.write(f'{LAYOUT}\n{checksum}')
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, problem_dir / 'checksum')
@@ -185,10 +196,10 @@ def _copy_checker(problem_id: int, data: pathlib.Path,
         raise TestdataError(f'testdata of problem {problem_id}: checker/ must hold exactly one '
                             f'of {names}')
     for entry in sorted(checker.iterdir()):
-        if entry.name in BUILD_NAMES:
-            raise TestdataError(f'testdata of problem {problem_id}: checker/{entry.name} has the '
-                                f'name of a build file ({", ".join(sorted(BUILD_NAMES))}); '
-                                'rename it')
+        if entry.name in BUILD_NAMES or entry.name == CASE_FOLDER:
+            taken = ', '.join(sorted(BUILD_NAMES | {CASE_FOLDER}))
+            raise TestdataError(f'testdata of problem {problem_id}: checker/{entry.name} has a '
+                                f'name the runner gives its own files ({taken}); rename it')
     if checker_dir is not None:
         _copy_tree(checker, checker_dir)
     return sources[0]

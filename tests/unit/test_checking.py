@@ -8,7 +8,7 @@ from sandbox.checking import (CHECKER_OUTPUT_BYTES, CheckerLimits, checked_resul
 from sandbox.protocol import RunResponse
 from sandbox.results import CaseResult, Status
 
-LIMITS = CheckerLimits(time_ms=1000, memory_kb=65536)
+LIMITS = CheckerLimits(time_ms=1000, memory_kb=65536, output_bytes=1 << 20)
 ENDED = RunResponse(exit_code=0,
                     signal=0,
                     wall_timeout=False,
@@ -70,8 +70,11 @@ ENDED = RunResponse(exit_code=0,
     }, Status.JE, 'the checker ran out of memory (64 MiB)'),
     ({
         'err_size': CHECKER_OUTPUT_BYTES + 1,
-        'exit_code': 0
-    }, Status.JE, f'the checker wrote more than {CHECKER_OUTPUT_BYTES} bytes'),
+        'stderr': b'echo of the output'
+    }, Status.AC, 'echo of the output'),
+    ({
+        'err_size': (1 << 20) + 1
+    }, Status.JE, f'the checker wrote more than {1 << 20} bytes'),
 ])
 def test_a_checkers_end_is_a_verdict_and_a_message(change, status, message):
     assert checker_verdict(dataclasses.replace(ENDED, **change), LIMITS) == (status, message)
@@ -83,12 +86,12 @@ def test_a_checker_that_ran_over_its_limits_never_accepts():
         assert checker_verdict(dataclasses.replace(ENDED, **over), LIMITS)[0] is Status.JE
 
 
-def test_the_checkers_message_ends_the_programs_stderr():
+def test_the_checkers_message_comes_before_the_programs_stderr():
     program = CaseResult(status=Status.WA, exec_time_ms=5, memory_kb=100, stderr='debug line')
     judged = checked_result(program, Status.AC, '3 + 4 = 7')
     assert judged == dataclasses.replace(program,
                                          status=Status.AC,
-                                         stderr='debug line\nchecker: 3 + 4 = 7')
+                                         stderr='checker: 3 + 4 = 7\ndebug line')
     assert checked_result(program, Status.WA, '').stderr == 'debug line'
 
 
@@ -97,3 +100,53 @@ def test_a_checker_failure_is_a_judge_error_naming_it():
     assert checked_result(
         program, Status.JE,
         'the checker exited with 7') == CaseResult.judge_error('checker: the checker exited with 7')
+
+
+def test_a_python_checker_runs_through_the_wrapper_that_makes_a_crash_its_failure():
+    from sandbox.checking import PYTHON_CHECKER, checker_request
+    from sandbox.languages import Language
+    request = checker_request(Language.PYTHON.toolchain, LIMITS, '/work/run', ())
+    assert request.argv[:3] == ('python3', '-c', PYTHON_CHECKER)
+    assert request.argv[3:] == ('main.py', 'case/input', 'case/output', 'case/answer')
+    assert checker_request(Language.C.toolchain, LIMITS, '/work/run',
+                           ()).argv == ('./main', 'case/input', 'case/output', 'case/answer')
+
+
+def test_only_failures_that_would_come_again_stop_the_checker():
+    from sandbox.checking import stops_the_checker
+    for reason in ('the checker ran out of time (1000 ms)', 'the checker was killed by signal 11',
+                   'the checker wrote more than 5 bytes', 'the checker ran out of memory (1 MiB)'):
+        assert stops_the_checker(reason)
+    assert not stops_the_checker('the checker failed: bad answer file')  # one case's
+
+
+def test_a_checker_out_of_its_limits_is_not_run_again_for_the_jobs_later_cases(tmp_path):
+    import pathlib
+
+    from sandbox.docker_sandbox import DockerSandbox
+    from sandbox.job import CaseSpec, Checker, SandboxJob
+    from sandbox.languages import Language
+    from sandbox.settings import SandboxSettings
+    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root'), client=object())
+    sandbox._artifacts.mkdir(parents=True)
+    calls = []
+
+    def in_sandbox(*args, **kwargs):
+        calls.append(args[0].key)
+        return Status.JE, 'the checker ran out of time (10000 ms)'
+
+    sandbox._in_sandbox = in_sandbox
+    job = SandboxJob(key='j',
+                     language=Language.C,
+                     source_dir=pathlib.Path('/nonexistent'),
+                     checker=Checker(Language.C, pathlib.Path('/nonexistent')))
+    case = CaseSpec(tmp_path / 'in', tmp_path / 'out', 1000, 65536)
+    program = CaseResult(status=Status.AC)
+    first = sandbox._check(job, case, program, ENDED)
+    second = sandbox._check(job, case, program, ENDED)
+    assert calls == ['j/checker']
+    assert first.status is second.status is Status.JE
+    assert 'not run again' in second.stderr
+    sandbox.release('j')
+    sandbox._check(job, case, program, ENDED)  # a new generation would run it again
+    assert calls == ['j/checker', 'j/checker']

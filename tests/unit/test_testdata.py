@@ -477,8 +477,34 @@ def test_no_checker_folder_means_no_checker(tmp_path):
     ({
         'checker/checker.c': '//',
         'checker/main.c': '//'
-    }, 'checker/main.c has the name of a build'),
+    }, 'checker/main.c has a name the runner'),
+    ({
+        'checker/checker.c': '//',
+        'checker/case/input': '//'
+    }, 'checker/case has a name the runner'),
 ])
 def test_a_checker_the_runner_cannot_build_is_refused(tmp_path, files, why):
     with pytest.raises(CacheError, match=why):
         _install_with(tmp_path, f'bad-{len(files)}-{why[:5]}', files)
+
+
+def test_a_cache_of_an_older_layout_is_refreshed_whatever_its_checksum(tmp_path):
+    """A cache written before checker/ was kept has no checker: used as it is,
+    its problem would be judged without one."""
+    language, _, _ = _install_with(tmp_path, 'layout', {'checker/checker.py': '#'})
+    assert language is Language.PYTHON
+    problem_dir = tmp_path / 'cache' / str(PROBLEM)
+    shutil.rmtree(problem_dir / 'data' / 'checker')
+    (problem_dir / 'checksum').write_text('layout')  # as an older runner wrote it
+    backend = FakeBackend(tmp_path)
+    backend.checksum = 'layout'
+    before = backend.downloads
+    job = Job(tmp_path, 'again')
+    again = cache(tmp_path, backend,
+                  FileLocks(tmp_path / 'locks')).install(PROBLEM,
+                                                         TASKS,
+                                                         job.testdata,
+                                                         job.src,
+                                                         threading.Event(),
+                                                         checker_dir=tmp_path / 'c2')
+    assert again is Language.PYTHON and backend.downloads == before + 1
