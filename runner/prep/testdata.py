@@ -42,6 +42,9 @@ LOCK_SLICE_SEC = 0.5
 DOWNLOAD_DEADLINE_SEC = 300
 MAX_ZIP_BYTES = 1024**3
 MAX_EXTRACTED_BYTES = 4 * 1024**3
+# chaos/ and checker/ are copied into every job (and the checker built from
+# its copy): bounded apart from the cases, which are only read.
+MAX_PROBLEM_FILES_BYTES = 64 * 1024**2
 
 
 class TestdataError(Exception):
@@ -201,7 +204,7 @@ def _copy_checker(problem_id: int, data: pathlib.Path,
             raise TestdataError(f'testdata of problem {problem_id}: checker/{entry.name} has a '
                                 f'name the runner gives its own files ({taken}); rename it')
     if checker_dir is not None:
-        _copy_tree(checker, checker_dir)
+        _copy_tree(problem_id, checker, checker_dir)
     return sources[0]
 
 
@@ -217,11 +220,15 @@ def _copy_chaos(problem_id: int, data: pathlib.Path, source_dir: pathlib.Path) -
             raise TestdataError(f'testdata of problem {problem_id}: chaos/{entry.name} has the '
                                 f'name of a build file ({", ".join(sorted(BUILD_NAMES))}); '
                                 'rename it')
-    _copy_tree(chaos, source_dir)
+    _copy_tree(problem_id, chaos, source_dir)
 
 
-def _copy_tree(source: pathlib.Path, dest_dir: pathlib.Path) -> None:
+def _copy_tree(problem_id: int, source: pathlib.Path, dest_dir: pathlib.Path) -> None:
     """The files and folders below `source` (the extraction wrote no links)."""
+    size = sum(path.stat().st_size for path in source.rglob('*') if path.is_file())
+    if size > MAX_PROBLEM_FILES_BYTES:
+        raise TestdataError(f'testdata of problem {problem_id}: {source.name}/ holds {size} '
+                            f'bytes, over the {MAX_PROBLEM_FILES_BYTES} bytes a job can take')
     dest_dir.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.rglob('*')):
         dest = dest_dir / path.relative_to(source)

@@ -508,3 +508,10 @@ def test_a_cache_of_an_older_layout_is_refreshed_whatever_its_checksum(tmp_path)
                                                          threading.Event(),
                                                          checker_dir=tmp_path / 'c2')
     assert again is Language.PYTHON and backend.downloads == before + 1
+
+
+def test_problem_files_over_their_bound_are_refused(tmp_path, monkeypatch):
+    """chaos/ and checker/ are copied into every job: bounded, naming the folder."""
+    monkeypatch.setattr(runner.prep.testdata, 'MAX_PROBLEM_FILES_BYTES', 10)
+    with pytest.raises(CacheError, match='checker/ holds 11 bytes'):
+        _install_with(tmp_path, 'big', {'checker/checker.py': '# 11 bytes\n'})
