@@ -248,31 +248,20 @@ class DockerSandbox(Sandbox):
 
     def _build_checker(self, job: SandboxJob) -> CompileResult:
         """The problem's checker, built as a job of its own from its files
-        (its source as the toolchain's `main.<ext>`); the compile cache
+        (its source renamed the toolchain's `main.<ext>`); the compile cache
         serves every later job of the problem while its files stay the same."""
-        checker = job.checker
-        source = self._checker_source(job.key)
-        try:
-            try:
-                shutil.rmtree(source, ignore_errors=True)
-                _copy_tree(checker.source_dir, source)
-                (source / checker_source_name(checker.language)).rename(
-                    source / checker.language.toolchain.source_name)
-            except OSError as exc:
-                raise disk_fault(exc, 'the sandbox folder') or exc
-            return self._build(_checker_job(job, source))
-        finally:
-            shutil.rmtree(source, ignore_errors=True)
+        return self._build(_checker_job(job), source_name=checker_source_name(job.checker.language))
 
-    def _checker_source(self, job_key: str) -> pathlib.Path:
-        return self._artifacts / f'{self._staging(job_key).name}-checker-src'
-
-    def _build(self, job: SandboxJob) -> CompileResult:
+    def _build(self, job: SandboxJob, source_name: Optional[str] = None) -> CompileResult:
+        """`source_name`: the source's name in `job.source_dir`, when it is
+        not the toolchain's own."""
         toolchain = job.language.toolchain
         staging = self._staging(job.key)
         try:
             shutil.rmtree(staging, ignore_errors=True)
             _copy_tree(job.source_dir, staging)
+            if source_name is not None:
+                (staging / source_name).rename(staging / toolchain.source_name)
             key = self._compile_key(job, toolchain, staging)
             cached = self._cache.get(key) if key is not None else None
             if cached is not None:
@@ -370,7 +359,7 @@ class DockerSandbox(Sandbox):
         """The checker's judgement of the program's output, in a sandbox of
         its own: it reads the input, the output and the answer, which never
         enter the submission's sandbox."""
-        checker_job = _checker_job(job, job.checker.source_dir)
+        checker_job = _checker_job(job)
         toolchain = checker_job.language.toolchain
         with self._lock:
             stopped = self._checker_stopped.get(job.key)
@@ -555,7 +544,6 @@ class DockerSandbox(Sandbox):
                 self._checkers.pop(key, None)
                 self._checker_stopped.pop(key, None)
             shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(self._checker_source(job_key), ignore_errors=True)
 
     def _staging(self, job_key: str) -> pathlib.Path:
         return self._artifacts / hashlib.sha256(job_key.encode()).hexdigest()[:32]
@@ -718,12 +706,12 @@ def _checker_key(job_key: str) -> str:
     return f'{job_key}/checker'
 
 
-def _checker_job(job: SandboxJob, source_dir: pathlib.Path) -> SandboxJob:
+def _checker_job(job: SandboxJob) -> SandboxJob:
     """The checker of `job`, as a job of its own: sandboxes, a build and a
     folder apart from the submission's."""
     return SandboxJob(key=_checker_key(job.key),
                       language=job.checker.language,
-                      source_dir=source_dir)
+                      source_dir=job.checker.source_dir)
 
 
 def _remove(container) -> None:
