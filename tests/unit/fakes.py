@@ -1,7 +1,47 @@
-"""Small fakes shared by the unit tests: time, jitter, zips."""
+"""Small fakes shared by the unit tests: time, jitter, zips, the supervisor's
+requests and answers."""
+import dataclasses
 import io
 import stat
 import zipfile
+
+from sandbox.protocol import Kind, RunRequest, RunResponse
+
+CASE_REQUEST = RunRequest(kind=Kind.CASE,
+                          argv=('./main', ),
+                          workdir='/work/run',
+                          cpu_ms=1000,
+                          wall_ms=4000,
+                          data_kb=1024,
+                          stack_kb=1024,
+                          fsize=100,
+                          out_send=10,
+                          err_send=10)
+_ENDED = RunResponse(exit_code=0,
+                     signal=0,
+                     wall_timeout=False,
+                     cpu_timeout=False,
+                     mem_exceeded=False,
+                     cpu_us=10_000,
+                     wall_us=12_000,
+                     maxrss_kb=2048,
+                     oom_kills=0,
+                     out_size=2,
+                     err_size=0,
+                     stdout=b'3\n',
+                     stderr=b'',
+                     stderr_tail=b'',
+                     artifact_status='none',
+                     artifact=None,
+                     dirty=False,
+                     wipe_us=100,
+                     landlock_abi=7)
+
+
+def ended_run(**changes) -> RunResponse:
+    """A supervisor's answer for a run that exited 0 within every limit,
+    printing "3"; `changes` replace its fields."""
+    return dataclasses.replace(_ENDED, **changes)
 
 
 class FakeTime:

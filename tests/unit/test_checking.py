@@ -4,30 +4,12 @@ import dataclasses
 
 import pytest
 
-from sandbox.checking import (CHECKER_OUTPUT_BYTES, CheckerLimits, checked_result, checker_verdict)
-from sandbox.protocol import RunResponse
+from sandbox.checking import CHECKER_OUTPUT_BYTES, CheckerLimits, checked_result, checker_verdict
 from sandbox.results import CaseResult, Status
+from tests.unit.fakes import ended_run
 
 LIMITS = CheckerLimits(time_ms=1000, memory_kb=65536, output_bytes=1 << 20)
-ENDED = RunResponse(exit_code=0,
-                    signal=0,
-                    wall_timeout=False,
-                    cpu_timeout=False,
-                    mem_exceeded=False,
-                    cpu_us=1000,
-                    wall_us=2000,
-                    maxrss_kb=1024,
-                    oom_kills=0,
-                    out_size=0,
-                    err_size=0,
-                    stdout=b'',
-                    stderr=b'',
-                    stderr_tail=b'',
-                    artifact_status='none',
-                    artifact=None,
-                    dirty=False,
-                    wipe_us=0,
-                    landlock_abi=7)
+ENDED = ended_run(stdout=b'', out_size=0)
 
 
 @pytest.mark.parametrize('change, status, message', [

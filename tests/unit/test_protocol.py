@@ -6,17 +6,9 @@ import pytest
 
 from sandbox.protocol import (PROTOCOL_VERSION, Kind, ResetRequest, RunRequest, SupervisorFailure,
                               SupervisorProtocolError, read_reset_response, read_response)
+from tests.unit.fakes import CASE_REQUEST
 
-REQUEST = RunRequest(kind=Kind.CASE,
-                     argv=('./main', ),
-                     workdir='/work/run',
-                     cpu_ms=1000,
-                     wall_ms=4000,
-                     data_kb=1024,
-                     stack_kb=1024,
-                     fsize=100,
-                     out_send=10,
-                     err_send=10)
+REQUEST = CASE_REQUEST
 GOOD = {
     'ok': '1',
     'error': '',

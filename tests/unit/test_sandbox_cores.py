@@ -2,24 +2,14 @@
 job could take over; getting a container that needs the engine holds no core."""
 import pathlib
 import threading
-import types
 
 from sandbox.docker_sandbox import DockerSandbox
 from sandbox.job import SandboxJob
 from sandbox.languages import Language
-from sandbox.protocol import Kind, RunRequest
 from sandbox.settings import SandboxSettings
+from tests.unit.fakes import CASE_REQUEST, ended_run
 
-REQUEST = RunRequest(kind=Kind.CASE,
-                     argv=('./main', ),
-                     workdir='/work/run',
-                     cpu_ms=1000,
-                     wall_ms=2000,
-                     data_kb=1024,
-                     stack_kb=1024,
-                     fsize=10,
-                     out_send=10,
-                     err_send=10)
+REQUEST = CASE_REQUEST
 
 
 class Cores:
@@ -54,13 +44,7 @@ class Container:
 
     def run(self, request, stdin, files=None):
         self.cores_in_run = self.cores.held
-        return types.SimpleNamespace(exit_code=0,
-                                     signal=0,
-                                     cpu_us=1,
-                                     wall_us=1,
-                                     maxrss_kb=1,
-                                     wipe_us=0,
-                                     landlock_abi=7)
+        return ended_run()
 
 
 class Pool:

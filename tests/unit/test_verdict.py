@@ -1,41 +1,20 @@
 """The verdict table of protocol §5 and its precedence, on synthetic measurements."""
-import dataclasses
 import signal
 
 import pytest
 
 from runner.backend.outbound import case_object
 from sandbox.languages import Language
-from sandbox.protocol import RunResponse
 from sandbox.results import Status
 from sandbox.verdict import Limits, case_result, status_of
+from tests.unit.fakes import ended_run
 
 LIMITS = Limits(time_ms=1000, memory_kb=65536, output_bytes=1024)
-OK = RunResponse(exit_code=0,
-                 signal=0,
-                 wall_timeout=False,
-                 cpu_timeout=False,
-                 mem_exceeded=False,
-                 cpu_us=10_000,
-                 wall_us=12_000,
-                 maxrss_kb=2048,
-                 oom_kills=0,
-                 out_size=2,
-                 err_size=0,
-                 stdout=b'3\n',
-                 stderr=b'',
-                 stderr_tail=b'',
-                 artifact_status='none',
-                 artifact=None,
-                 dirty=False,
-                 wipe_us=100,
-                 landlock_abi=7)
+OK = ended_run()
 CPP = Language.CPP.toolchain
 PY = Language.PYTHON.toolchain
 
-
-def run(**changes):
-    return dataclasses.replace(OK, **changes)
+run = ended_run
 
 
 @pytest.mark.parametrize(
