@@ -17,6 +17,7 @@ import uuid
 
 import docker
 
+from bench.sandboxes import running
 from sandbox.docker_sandbox import DockerSandbox
 from sandbox.job import CaseSpec, Checker, SandboxJob
 from sandbox.languages import Language
@@ -73,9 +74,7 @@ def main() -> None:
             (data / f'{n}.in').write_text(f'{n} {n}\n')
             (data / f'{n}.out').write_text(f'{2 * n}\n')
             cases.append(CaseSpec(data / f'{n}.in', data / f'{n}.out', 1000, 65536))
-        sandbox = DockerSandbox(SandboxSettings(root=tmp / 'root', max_containers=4), client=client)
-        sandbox.start()
-        try:
+        with running(SandboxSettings(root=tmp / 'root', max_containers=4), client) as sandbox:
             walls = {'plain': judge(sandbox, tmp / 'plain', cases)}
             for language, (name, source) in CHECKERS.items():
                 folder = tmp / f'checker-{language.name}'
@@ -83,10 +82,6 @@ def main() -> None:
                 (folder / name).write_text(source)
                 walls[f'{language.name} checker'] = judge(sandbox, tmp / f'job-{language.name}',
                                                           cases, Checker(language, folder))
-        finally:
-            sandbox.stop()
-            sandbox.join(60)
-            sandbox.remove_leftovers()
     medians = {way: statistics.median(w) * 1000 for way, w in walls.items()}
     if args.json:
         print(json.dumps({'cases': args.cases, 'case_ms': medians}, indent=1))

@@ -25,6 +25,7 @@ import uuid
 
 import docker
 
+from bench.sandboxes import running
 from sandbox.docker_sandbox import DockerSandbox
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
@@ -83,10 +84,7 @@ def main() -> None:
     client = docker.from_env(timeout=60)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        sandbox = DockerSandbox(SandboxSettings(root=tmp / 'root', max_containers=workers),
-                                client=client)
-        sandbox.start()
-        try:
+        with running(SandboxSettings(root=tmp / 'root', max_containers=workers), client) as sandbox:
             languages = list(SOURCES)
             builds = []
             for n in range(args.submissions):
@@ -97,25 +95,15 @@ def main() -> None:
                 builds.append((language, src, specs))
             first = storm(sandbox, builds, workers)
             again = storm(sandbox, builds, workers)
-        finally:
-            sandbox.stop()
-            sandbox.join(60)
-            sandbox.remove_leftovers()
 
-        uncached = DockerSandbox(SandboxSettings(root=tmp / 'nocache',
-                                                 max_containers=workers,
-                                                 compile_cache_bytes=0),
-                                 client=client)
-        uncached.start()
-        try:
+        uncached = SandboxSettings(root=tmp / 'nocache',
+                                   max_containers=workers,
+                                   compile_cache_bytes=0)
+        with running(uncached, client) as sandbox:
             walls = []
             for n in range(5):
                 src, specs = lay_out(tmp / f'bits{n}', Language.CPP, BITS, args.cases)
-                walls.append(judge(uncached, Language.CPP, src, specs))
-        finally:
-            uncached.stop()
-            uncached.join(60)
-            uncached.remove_leftovers()
+                walls.append(judge(sandbox, Language.CPP, src, specs))
     if args.json:
         print(
             json.dumps(

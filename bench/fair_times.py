@@ -22,7 +22,7 @@ import uuid
 
 import docker
 
-from sandbox.docker_sandbox import DockerSandbox
+from bench.sandboxes import running
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
@@ -39,20 +39,16 @@ def busy() -> None:
 
 def judge_many(client, root: pathlib.Path, folder: pathlib.Path, margin: float, loops: int,
                limit_ms: int, runs: int):
-    sandbox = DockerSandbox(SandboxSettings(root=root, max_containers=2, tle_margin=margin),
-                            client=client)
-    sandbox.start()
     job = SandboxJob(key=uuid.uuid4().hex, language=Language.C, source_dir=folder / 'src')
     (folder / 'in').write_text(f'{loops}\n')
     case = CaseSpec(folder / 'in', folder / 'out', limit_ms, 65536)
-    try:
-        assert sandbox.compile(job).ok
-        return [sandbox.run_case(job, case) for _ in range(runs)]
-    finally:
-        sandbox.release(job.key)
-        sandbox.stop()
-        sandbox.join(60)
-        sandbox.remove_leftovers()
+    settings = SandboxSettings(root=root, max_containers=2, tle_margin=margin)
+    with running(settings, client) as sandbox:
+        try:
+            assert sandbox.compile(job).ok
+            return [sandbox.run_case(job, case) for _ in range(runs)]
+        finally:
+            sandbox.release(job.key)
 
 
 def main() -> None:

@@ -30,7 +30,8 @@ import uuid
 
 import docker
 
-from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
+from bench.sandboxes import running
+from sandbox.docker_sandbox import SandboxSettings
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 
@@ -132,9 +133,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         settings = SandboxSettings(root=tmp / 'root', max_containers=2)
-        sandbox = DockerSandbox(settings, client=client)
-        sandbox.start()
-        try:
+        with running(settings, client) as sandbox:
             hello = _job(tmp / 'hello', HELLO)
             assert sandbox.compile(hello).ok
             case = CaseSpec(tmp / 'hello' / '0000.in', tmp / 'hello' / '0000.out', 1000, 65536)
@@ -177,9 +176,6 @@ def main():
             spin_case = CaseSpec(tmp / 'spin' / '0000.in', tmp / 'spin' / '0000.out', 5000, 65536)
             cpu_ms = [sandbox.run_case(spin, spin_case).exec_time_ms for _ in range(args.cpu_runs)]
             sandbox.release(spin.key)
-        finally:
-            sandbox.stop()
-            sandbox.join(60)
 
     ours_over = _median_ms(ours) - _median_ms(direct)
     plain_over = _median_ms(plain) - _median_ms(direct)

@@ -23,6 +23,7 @@ import uuid
 
 import docker
 
+from bench.sandboxes import running
 from sandbox.docker_sandbox import DockerSandbox
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
@@ -92,19 +93,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         cases = make_cases(tmp / 'cases', args.cases)
-        sandbox = DockerSandbox(SandboxSettings(root=tmp / 'root', max_containers=2), client=client)
-        sandbox.start()
         ours, direct = [], []
-        try:
+        with running(SandboxSettings(root=tmp / 'root', max_containers=2), client) as sandbox:
             in_sandbox(sandbox, tmp / 'warm-up', cases)  # a container to reuse from now on
             # In turn, so that both see the same moments of the machine.
             for n in range(args.jobs):
                 ours.append(in_sandbox(sandbox, tmp / f'ours-{n}', cases))
                 direct.append(directly(tmp / f'direct-{n}', cases))
-        finally:
-            sandbox.stop()
-            sandbox.join(60)
-            sandbox.remove_leftovers()
     job_ours = statistics.median(t for t, _ in ours)
     job_direct = statistics.median(t for t, _ in direct)
     case_ours = statistics.median(c for _, c in ours)
