@@ -293,12 +293,13 @@ class SandboxPool:
         container.destroy()
 
     def _expire_free(self) -> None:
-        """Lock held. Free containers past their age are doomed, so that a
-        fresh spare replaces them before a job needs one."""
+        """Lock held. Free containers past their age are doomed, so that no
+        job is given one and a fresh spare replaces it."""
         for free in self._free.values():
             for container in [c for c in free if self._worn(c)]:
                 free.remove(container)
                 self._doomed.append(container)
+                self._cond.notify_all()  # the keeper removes it
 
     def _next_expiry(self) -> Optional[float]:
         """Lock held. Seconds until the oldest free container is past its age."""
@@ -308,16 +309,11 @@ class SandboxPool:
         return max(0.0, min(born) + self._max_age_sec - self._clock())
 
     def _take_free(self, image: str) -> Optional[SandboxContainer]:
-        """The most recently used free container of `image` (the others age
-        out first); an old one found on the way is doomed."""
+        """The most recently used free container of `image` that is not past
+        its age (the others age out first)."""
+        self._expire_free()
         free = self._free[image]
-        while free:
-            container = free.pop()
-            if not self._worn(container):
-                return container
-            self._doomed.append(container)
-            self._cond.notify_all()
-        return None
+        return free.pop() if free else None
 
     def _idle_of_another_job(self, image: str) -> Optional[SandboxContainer]:
         """Another job's idle container of `image` that may serve more jobs."""
