@@ -19,7 +19,7 @@ import docker
 
 from bench.sandboxes import running
 from sandbox.docker_sandbox import DockerSandbox
-from sandbox.job import CaseSpec, Checker, SandboxJob
+from sandbox.job import CaseSpec, JudgeProgram, Role, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.settings import SandboxSettings
@@ -44,7 +44,7 @@ def judge(sandbox: DockerSandbox, folder: pathlib.Path, cases, checker=None) -> 
     src = folder / 'src'
     src.mkdir(parents=True)
     (src / 'main.c').write_text(PROGRAM)
-    job = SandboxJob(key=uuid.uuid4().hex, language=Language.C, source_dir=src, checker=checker)
+    job = SandboxJob(key=uuid.uuid4().hex, language=Language.C, source_dir=src, judge=checker)
     try:
         assert sandbox.compile(job).ok
         sandbox.run_case(job, cases[0])  # its sandboxes are warm from now on
@@ -80,8 +80,9 @@ def main() -> None:
                 folder = tmp / f'checker-{language.name}'
                 folder.mkdir()
                 (folder / name).write_text(source)
-                walls[f'{language.name} checker'] = judge(sandbox, tmp / f'job-{language.name}',
-                                                          cases, Checker(language, folder))
+                walls[f'{language.name} checker'] = judge(
+                    sandbox, tmp / f'job-{language.name}', cases,
+                    JudgeProgram(Role.CHECKER, language, folder))
     medians = {way: statistics.median(w) * 1000 for way, w in walls.items()}
     if args.json:
         print(json.dumps({'cases': args.cases, 'case_ms': medians}, indent=1))

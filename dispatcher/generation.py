@@ -8,7 +8,7 @@ import uuid
 from typing import List, Optional, Tuple, Union
 
 from dispatcher.job import Job
-from sandbox.job import Checker, SandboxJob
+from sandbox.job import SandboxJob
 from sandbox.results import CaseResult, CompileResult
 
 
@@ -28,12 +28,10 @@ class Generation:
         self.job = job
         # Unique per generation: the sandbox keys its containers and compiled
         # artifacts by it, so two generations of one job never share them.
-        checker = (None if job.checker is None else Checker(language=job.checker,
-                                                            source_dir=job.checker_dir))
         self.sandbox_job = SandboxJob(key=uuid.uuid4().hex,
                                       language=job.language,
                                       source_dir=job.source_dir,
-                                      checker=checker)
+                                      judge=job.judge)
         self.started = False
         self.compile_result: Optional[CompileResult] = None
         self.case_results: List[List[Optional[CaseResult]]] = [[None] * meta.case_count

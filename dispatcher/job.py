@@ -4,6 +4,7 @@ import dataclasses
 import pathlib
 from typing import Optional, Tuple
 
+from sandbox.job import JudgeProgram
 from sandbox.languages import Language
 
 # Testdata files are named TTCC.in and TTCC.out (protocol §3): two digits each,
@@ -31,8 +32,9 @@ class Job:
 
     - `job_dir/src/`: `main.<ext>` and the problem's `chaos/` files;
     - `job_dir/testdata/`: `TTCC.in` and `TTCC.out` for task TT, case CC;
-    - `job_dir/checker/`: the problem's checker, when `checker` names its
-      language (`checker.<ext>` and the files it includes).
+    - `job_dir/checker/` or `job_dir/interactor/`: the problem's checker or
+      interactor, when it has one (`judge`: `<role>.<ext>` and the files it
+      includes).
     """
     job_id: str
     submission_id: str
@@ -40,11 +42,7 @@ class Job:
     language: Language
     tasks: Tuple[TaskMeta, ...]
     job_dir: pathlib.Path
-    checker: Optional[Language] = None
-
-    @property
-    def checker_dir(self) -> pathlib.Path:
-        return self.job_dir / 'checker'
+    judge: Optional[JudgeProgram] = None
 
     @property
     def source_dir(self) -> pathlib.Path:
@@ -70,9 +68,9 @@ def check_job(job: object) -> None:
                          f'got {type(job.language).__name__}')
     if not isinstance(job.job_dir, pathlib.Path):
         raise ValueError(f'job {job.job_id!r}: job_dir must be a Path')
-    if job.checker is not None and not isinstance(job.checker, Language):
-        raise ValueError(f'job {job.job_id!r}: checker must be None or a Language, '
-                         f'got {type(job.checker).__name__}')
+    if job.judge is not None and not isinstance(job.judge, JudgeProgram):
+        raise ValueError(f'job {job.job_id!r}: judge must be None or a JudgeProgram, '
+                         f'got {type(job.judge).__name__}')
     if not isinstance(job.tasks, tuple):
         raise ValueError(f'job {job.job_id!r}: tasks must be a tuple')
     if not 1 <= len(job.tasks) <= MAX_TASKS:

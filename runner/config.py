@@ -271,6 +271,14 @@ class Settings:
         'CHECKER_MEMORY_MB', str(SandboxSettings.checker_memory_kb // 1024),
         _bounded_int(1, 1 << 20),
         'memory of a problem\'s checker, MiB (at most what a sandbox holds beside its own)')
+    interactor_time_limit_ms: int = _setting(
+        'INTERACTOR_TIME_LIMIT_MS', str(SandboxSettings.interactor_time_ms),
+        _bounded_int(1, 600000),
+        'CPU time of a problem\'s interactor per case, ms (not charged to the program)')
+    interactor_memory_mb: int = _setting(
+        'INTERACTOR_MEMORY_MB', str(SandboxSettings.interactor_memory_kb // 1024),
+        _bounded_int(1, 1 << 20),
+        'memory of a problem\'s interactor, MiB (at most what a sandbox holds beside its own)')
     long_poll_sec: float = _setting('LONG_POLL_SEC', '25', _non_negative_seconds,
                                     'wait asked of next-job, seconds; 0 turns long-poll off')
     output_limit: int = _setting('OUTPUT_LIMIT', str(SandboxSettings.output_limit),
@@ -311,7 +319,9 @@ class Settings:
                                container_memory_bytes=self.sandbox_memory_mb * MiB,
                                jobs_per_container=self.sandbox_jobs_per_container,
                                checker_time_ms=self.checker_time_limit_ms,
-                               checker_memory_kb=self.checker_memory_mb * 1024)
+                               checker_memory_kb=self.checker_memory_mb * 1024,
+                               interactor_time_ms=self.interactor_time_limit_ms,
+                               interactor_memory_kb=self.interactor_memory_mb * 1024)
 
     def __repr__(self) -> str:
         shown = []

@@ -52,13 +52,19 @@ class CheckerLimits:
         return 2 * self.time_ms + 1000
 
 
-def checker_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
-                    env: Tuple[Tuple[str, str], ...]) -> RunRequest:
+def checker_request(toolchain: Toolchain,
+                    limits: CheckerLimits,
+                    workdir: str,
+                    env: Tuple[Tuple[str, str], ...],
+                    args: Tuple[str, ...] = (INPUT, OUTPUT, ANSWER),
+                    python_wrapper: str = PYTHON_CHECKER) -> RunRequest:
+    """A checker's run on one case (an interactor's too, with its own
+    `args` and `python_wrapper`)."""
     argv = toolchain.run_argv
     if toolchain.artifact == '':  # Python: the checker's source is what runs
-        argv = (argv[0], '-c', PYTHON_CHECKER) + argv[1:]
+        argv = (argv[0], '-c', python_wrapper) + argv[1:]
     return RunRequest(kind=Kind.CASE,
-                      argv=argv + (INPUT, OUTPUT, ANSWER),
+                      argv=argv + args,
                       workdir=workdir,
                       cpu_ms=limits.time_ms,
                       wall_ms=limits.wall_ms,
@@ -72,18 +78,21 @@ def checker_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
                       env=env)
 
 
-def checker_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, str]:
-    """AC, WA or JE, and the message that says why."""
+def checker_verdict(run: RunResponse,
+                    limits: CheckerLimits,
+                    role: str = 'checker') -> Tuple[Status, str]:
+    """AC, WA or JE, and the message that says why. `role`: what the run
+    was, 'checker' or 'interactor' (the same convention judges both)."""
     if (run.cpu_timeout or run.wall_timeout or run.cpu_us > limits.time_ms * 1000
             or run.wall_us > limits.wall_ms * 1000):
-        return Status.JE, f'the checker ran out of time ({limits.time_ms} ms)'
+        return Status.JE, f'the {role} ran out of time ({limits.time_ms} ms)'
     if run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills:
-        return Status.JE, f'the checker ran out of memory ({limits.memory_kb // 1024} MiB)'
+        return Status.JE, f'the {role} ran out of memory ({limits.memory_kb // 1024} MiB)'
     if run.out_size > limits.output_bytes or run.err_size > limits.output_bytes:
-        return Status.JE, f'the checker wrote more than {limits.output_bytes} bytes'
+        return Status.JE, f'the {role} wrote more than {limits.output_bytes} bytes'
     message = _first_line(run.stderr) or _first_line(run.stdout)
     if run.signal:
-        return Status.JE, f'the checker was killed by signal {run.signal}'
+        return Status.JE, f'the {role} was killed by signal {run.signal}'
     if run.exit_code == 0:
         return Status.AC, message
     if run.exit_code == 1:
@@ -91,25 +100,30 @@ def checker_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, st
     if run.exit_code == 2:
         return Status.WA, f'presentation error: {message}' if message else 'presentation error'
     if run.exit_code == 3:
-        return Status.JE, f'the checker failed: {message}' if message else 'the checker failed'
-    return Status.JE, f'the checker exited with {run.exit_code}'
+        return Status.JE, f'the {role} failed: {message}' if message else f'the {role} failed'
+    return Status.JE, f'the {role} exited with {run.exit_code}'
 
 
-def checked_result(program: CaseResult, status: Status, message: str) -> CaseResult:
-    """The case as the checker judged it: the program's own measurements and
-    outputs, its stderr after the checker's message (first, so that a report
-    shortened to fit keeps it)."""
+def checked_result(program: CaseResult,
+                   status: Status,
+                   message: str,
+                   role: str = 'checker') -> CaseResult:
+    """The case as the checker (or the interactor) judged it: the program's
+    own measurements and outputs, its stderr after the judging program's
+    message (first, so that a report shortened to fit keeps it)."""
     if status is Status.JE:
-        return CaseResult.judge_error(f'checker: {message}')
-    stderr = f'checker: {message}\n{program.stderr}' if message else program.stderr
+        return CaseResult.judge_error(f'{role}: {message}')
+    stderr = f'{role}: {message}\n{program.stderr}' if message else program.stderr
     return dataclasses.replace(program, status=status, stderr=stderr)
 
 
-def stops_the_checker(message: str) -> bool:
-    """A failure that would come again on every case (out of time, memory or
-    room, killed): the job's later cases are not given to it."""
-    return message.startswith(
-        ('the checker ran out', 'the checker wrote more', 'the checker was killed'))
+def stops_judging(message: str) -> bool:
+    """A checker's or interactor's failure that would come again on every
+    case (out of time, memory or room, killed): the job's later cases are
+    not given to it."""
+    return any(
+        message.startswith(f'the {role} {what}') for role in ('checker', 'interactor')
+        for what in ('ran out', 'wrote more', 'was killed'))
 
 
 def _first_line(data: bytes) -> str:

@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 SUPERVISOR = '/usr/local/bin/judge-supervisor'
 BOX = '/box'
+# An interactive run's FIFOs, linked into the box for that run only.
+FIFO_FOLDER = 'fifo'
 # The supervisor starts as root only to become a uid of its own (61001) with
 # these capabilities and no other; every run is the container's run uid with
 # none. A run then cannot act on PID 1 (its limits, priority, affinity) nor,
@@ -85,6 +87,7 @@ class SandboxContainer:
         self.run_uid = _new_run_uid()
         self._container = None
         self._destroyed = False
+        self._aborted = False
         self._conn: Optional[socket.socket] = None
         self._lock = threading.Lock()
         self._memory_after_first_job_kb: Optional[int] = None
@@ -99,7 +102,7 @@ class SandboxContainer:
 
     @property
     def broken(self) -> bool:
-        return self._conn is None
+        return self._conn is None or self._aborted
 
     def start(self) -> None:
         """Create and start the container, and take its supervisor's connection.
@@ -182,11 +185,14 @@ class SandboxContainer:
     def run(self,
             request: RunRequest,
             stdin: Optional[pathlib.Path],
-            files: Optional[Dict[str, pathlib.Path]] = None) -> RunResponse:
+            files: Optional[Dict[str, pathlib.Path]] = None,
+            fifos: Optional[Dict[str, pathlib.Path]] = None) -> RunResponse:
         """One run; raises SandboxBroken when the container is not usable any more.
 
         `files`: job files for this run only, by their name in the job's
-        folder (a checker's case files), removed after it."""
+        folder (a checker's case files), removed after it. `fifos`: FIFOs
+        for this run only (an interactive case's), linked by name into
+        `{BOX}/{FIFO_FOLDER}`, where the request names them."""
         with self._lock:
             if self._conn is None:
                 raise SandboxBroken('sandbox is closed')
@@ -203,11 +209,29 @@ class SandboxContainer:
                     dest.unlink(missing_ok=True)
                     placed.append(dest)  # removed after, even if copied only in part
                     _link_or_copy(path, dest)
+                if fifos:
+                    (self.box / FIFO_FOLDER).mkdir(mode=0o755, exist_ok=True)
+                for name, path in (fifos or {}).items():
+                    dest = self.box / FIFO_FOLDER / name
+                    dest.unlink(missing_ok=True)
+                    placed.append(dest)
+                    os.link(path, dest, follow_symlinks=False)  # the same pipe on both sides
                 return self._converse(request)
             finally:
                 stdin_box.unlink(missing_ok=True)
                 for dest in placed:
                     dest.unlink(missing_ok=True)
+
+    def abort(self) -> None:
+        """Kill the container now, from any thread: a run in progress ends
+        with SandboxBroken (its supervisor is gone), and the container is
+        not used again. For a run whose peer failed (an interactive case),
+        which would otherwise wait out its wall bound."""
+        self._aborted = True
+        try:
+            self._client.api.kill(self.name)
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            log.warning('could not kill sandbox container %s: %s', self.name, str(exc)[:200])
 
     def _converse(self, request: RunRequest) -> RunResponse:
         """Lock held: the request sent, its answer read."""

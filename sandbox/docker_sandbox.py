@@ -1,4 +1,5 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
+import concurrent.futures
 import hashlib
 import logging
 import os
@@ -8,17 +9,20 @@ import signal
 import threading
 import time
 import uuid
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import docker
 import docker.errors
 
 from sandbox.checking import (ANSWER, CHECKER_OUTPUT_BYTES, INPUT, OUTPUT, CheckerLimits,
-                              checked_result, checker_request, checker_verdict, stops_the_checker)
+                              checked_result, checker_request, checker_verdict, stops_judging)
 from sandbox.compile_cache import CompileCache, Entry, cache_key
-from sandbox.container import LABEL, PROTOCOL_LABEL, SandboxBroken, SandboxContainer
+from sandbox.container import (BOX, FIFO_FOLDER, LABEL, PROTOCOL_LABEL, SandboxBroken,
+                               SandboxContainer)
 from sandbox.instance_folder import InstanceFolder, held
-from sandbox.job import CaseSpec, SandboxJob, checker_source_name
+from sandbox.interaction import (FROM_PROGRAM, TO_PROGRAM, interaction_result, interactor_request,
+                                 interactor_verdict, program_request)
+from sandbox.job import CaseSpec, Role, SandboxJob
 from sandbox.languages import Language, Toolchain
 from sandbox.pool import SandboxPool
 from sandbox.protocol import (PROTOCOL_VERSION, UNLIMITED, Kind, RunRequest, RunResponse,
@@ -112,8 +116,16 @@ class DockerSandbox(Sandbox):
         self._lock = threading.Lock()
         self._running = 0  # runs holding a core (not those waiting for one)
         self._reruns: Dict[str, int] = {}  # TLE reruns taken, by job key
-        self._checkers: Dict[str, CompileResult] = {}  # the checker's build, by job key
-        self._checker_stopped: Dict[str, str] = {}  # why, by job key (stops_the_checker)
+        # The build of the job's checker or interactor, by job key.
+        self._judges: Dict[str, CompileResult] = {}
+        self._judge_stopped: Dict[str, str] = {}  # why, by job key (stops_judging)
+        # An interactive case holds two containers at once. At most half the
+        # pool's containers are in pairs: then pairs holding one container
+        # while they wait for their second never hold them all, and every
+        # wait ends (the pool serves at most `max_containers` runs at once).
+        self._pairs = threading.BoundedSemaphore(max(1, settings.max_containers // 2))
+        self._pair_threads = concurrent.futures.ThreadPoolExecutor(
+            max_workers=2 * max(1, settings.max_containers // 2), thread_name_prefix='interaction')
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
         self._stopping = threading.Event()
@@ -144,6 +156,7 @@ class DockerSandbox(Sandbox):
     def stop(self) -> None:
         self._stopping.set()  # no self-test from now on: it would make containers
         self._pool.stop()
+        self._pair_threads.shutdown(wait=False)
 
     def join(self, timeout: Optional[float] = None) -> bool:
         return self._pool.join(timeout)
@@ -237,20 +250,22 @@ class DockerSandbox(Sandbox):
 
     def compile(self, job: SandboxJob) -> CompileResult:
         compiled = self._build(job)
-        if compiled.ok and job.checker is not None:
-            checker = self._build_checker(job)
-            if not checker.ok:
-                log.warning('the problem\'s checker could not be built (%s): %s',
-                            checker.status.value, checker.message[:2000])
+        if compiled.ok and job.judge is not None:
+            judge = self._build_judge(job)
+            if not judge.ok:
+                log.warning('the problem\'s %s could not be built (%s): %s', job.judge.role.value,
+                            judge.status.value, judge.message[:2000])
             with self._lock:
-                self._checkers[job.key] = checker
+                self._judges[job.key] = judge
         return compiled
 
-    def _build_checker(self, job: SandboxJob) -> CompileResult:
-        """The problem's checker, built as a job of its own from its files
-        (its source renamed the toolchain's `main.<ext>`); the compile cache
-        serves every later job of the problem while its files stay the same."""
-        return self._build(_checker_job(job), source_name=checker_source_name(job.checker.language))
+    def _build_judge(self, job: SandboxJob) -> CompileResult:
+        """The problem's checker or interactor, built as a job of its own
+        from its files (its source renamed the toolchain's `main.<ext>`); the
+        compile cache serves every later job of the problem while its files
+        stay the same."""
+        return self._build(_judge_job(job),
+                           source_name=job.judge.role.source_name(job.judge.language))
 
     def _build(self, job: SandboxJob, source_name: Optional[str] = None) -> CompileResult:
         """`source_name`: the source's name in `job.source_dir`, when it is
@@ -340,35 +355,62 @@ class DockerSandbox(Sandbox):
         return CompileResult(Status.AC, message)
 
     def run_case(self, job: SandboxJob, case: CaseSpec) -> CaseResult:
-        if job.checker is None:
+        if job.judge is None:
             return self._judge(job, case)[0]
+        role = job.judge.role.value
         with self._lock:
-            checker = self._checkers.get(job.key)
-        if checker is None or not checker.ok:
-            # The compiler's words quote the checker's source, which is the
+            judge = self._judges.get(job.key)
+        if judge is None or not judge.ok:
+            # The compiler's words quote the judge's source, which is the
             # problem's: they go to the log, not into the student's report.
-            return CaseResult.judge_error('the problem\'s checker could not be built '
+            return CaseResult.judge_error(f'the problem\'s {role} could not be built '
                                           '(the runner\'s log says why)')
+        if job.judge.role is Role.INTERACTOR:
+            return self._interact(job, case)
         result, run = self._judge(job, case)
         if run is None or result.status not in (Status.AC, Status.WA):
             return result  # the program's own failure wins over any checker
         return self._check(job, case, result, run)
+
+    def _judge_limits(self, role: Role) -> CheckerLimits:
+        """A checker's or interactor's own limits (settings), within what a
+        sandbox holds beside its own needs."""
+        room_kb = (self._settings.container_memory_bytes - self._settings.headroom_bytes) // 1024
+        time_ms, memory_kb = ((self._settings.checker_time_ms,
+                               self._settings.checker_memory_kb) if role is Role.CHECKER else
+                              (self._settings.interactor_time_ms,
+                               self._settings.interactor_memory_kb))
+        return CheckerLimits(time_ms=time_ms,
+                             memory_kb=min(memory_kb, room_kb),
+                             output_bytes=self._settings.output_limit + CHECKER_OUTPUT_BYTES)
+
+    def _stopped_judge(self, job: SandboxJob) -> Optional[CaseResult]:
+        """JE for a checker or interactor that ran out of its limits on an
+        earlier case of the job (stops_judging), else None."""
+        with self._lock:
+            stopped = self._judge_stopped.get(job.key)
+        if stopped is None:
+            return None
+        return CaseResult.judge_error(
+            f'{job.judge.role.value}: {stopped} (on an earlier case; not run again)')
+
+    def _note_stop(self, job: SandboxJob, status: Status, message: str) -> None:
+        if status is Status.JE and stops_judging(message):
+            # It would cost its limits again on every later case of the job.
+            with self._lock:
+                self._judge_stopped.setdefault(job.key, message)
 
     def _check(self, job: SandboxJob, case: CaseSpec, program: CaseResult,
                run: RunResponse) -> CaseResult:
         """The checker's judgement of the program's output, in a sandbox of
         its own: it reads the input, the output and the answer, which never
         enter the submission's sandbox."""
-        checker_job = _checker_job(job)
+        checker_job = _judge_job(job)
         toolchain = checker_job.language.toolchain
-        with self._lock:
-            stopped = self._checker_stopped.get(job.key)
+        stopped = self._stopped_judge(job)
         if stopped is not None:
-            return CaseResult.judge_error(f'checker: {stopped} (on an earlier case; not run again)')
-        room_kb = (self._settings.container_memory_bytes - self._settings.headroom_bytes) // 1024
-        limits = CheckerLimits(time_ms=self._settings.checker_time_ms,
-                               memory_kb=min(self._settings.checker_memory_kb, room_kb),
-                               output_bytes=self._settings.output_limit + CHECKER_OUTPUT_BYTES)
+            return stopped
+        limits = self._judge_limits(Role.CHECKER)
         output = self._artifacts / f'output-{uuid.uuid4().hex}'
         try:
             output.write_bytes(run.stdout)  # bounded by the output limit
@@ -390,27 +432,114 @@ class DockerSandbox(Sandbox):
         finally:
             output.unlink(missing_ok=True)
         status, message = verdict
-        if status is Status.JE and stops_the_checker(message):
-            # It would cost its limits again on every later case of the job.
-            with self._lock:
-                self._checker_stopped.setdefault(job.key, message)
+        self._note_stop(job, status, message)
         return checked_result(program, status, message)
+
+    def _interact(self, job: SandboxJob, case: CaseSpec) -> CaseResult:
+        """The program and the interactor at once, each in a sandbox of its
+        own (only the interactor's sees the answer), talking through two
+        FIFOs; the verdict as sandbox/interaction.py decides it."""
+        decided = self._stopped_judge(job) or self._without_a_run(job, case)
+        if decided is not None:
+            return decided
+        if self._settings.max_containers < 2:
+            return CaseResult.judge_error('an interactive case needs two sandboxes at once '
+                                          '(MAX_CONTAINER_NUMBER is 1)')
+        toolchain = job.language.toolchain
+        # Stopped at the limit: a pair is not run again for a TLE near it.
+        limits = Limits(time_ms=case.time_limit_ms,
+                        memory_kb=case.memory_limit_kb,
+                        output_bytes=self._settings.output_limit)
+        judge_limits = self._judge_limits(Role.INTERACTOR)
+        interactor = _judge_job(job)
+        fifo_folder = f'{BOX}/{FIFO_FOLDER}'
+        requests = (program_request(_case_request(toolchain, limits, self._settings), fifo_folder),
+                    interactor_request(interactor.language.toolchain, judge_limits, CASE_DIR, _ENV,
+                                       fifo_folder))
+        files = {INPUT: case.input_path, ANSWER: case.answer_path}
+        for attempt in (1, 2):
+            try:
+                program, interactor_run = self._pair(job, interactor, requests, files)
+                break
+            except (SandboxBroken, SupervisorFailure) as exc:
+                if attempt == 2:
+                    return CaseResult.judge_error(
+                        f'sandbox failure: {self._judge_failure(job, exc)}')
+                log.warning('sandbox failure, retrying in fresh sandboxes: %s', exc)
+            except OSError as exc:
+                raise disk_fault(exc, 'the sandbox folder') or exc
+        judged = interactor_verdict(interactor_run, judge_limits)
+        self._note_stop(job, *judged)
+        return interaction_result(program, limits, toolchain, judged, self._settings.report_limit)
+
+    def _pair(self, job: SandboxJob, interactor: SandboxJob, requests: Tuple[RunRequest,
+                                                                             RunRequest],
+              files: Dict[str, pathlib.Path]) -> Tuple[RunResponse, RunResponse]:
+        """The program's run and the interactor's, at once, on one core: the
+        two take turns (each waits while the other thinks), and a pair that
+        took two cores one after the other could wait for the second while
+        another pair holds it."""
+        wants = [(j, self._settings.images[j.language.toolchain.image_kind], self._staging(j.key))
+                 for j in (job, interactor)]
+        with self._pairs:
+            containers = self._containers_and_core(wants)
+            fifos = self._artifacts / f'fifos-{uuid.uuid4().hex}'
+            try:
+                try:
+                    fifos.mkdir()
+                    for name in (TO_PROGRAM, FROM_PROGRAM):
+                        os.mkfifo(fifos / name)
+                        os.chmod(fifos / name, 0o666)  # the supervisors' uid opens them
+                    with self._lock:
+                        self._running += 1
+                    try:
+                        runs = self._both(
+                            containers, requests, (None, files),
+                            {name: fifos / name
+                             for name in (TO_PROGRAM, FROM_PROGRAM)})
+                    finally:
+                        with self._lock:
+                            self._running -= 1
+                finally:
+                    self._cpu_slots.release()
+            finally:
+                for container in containers:
+                    self._pool.give_back(container, broken=container.broken)
+                shutil.rmtree(fifos, ignore_errors=True)
+        for run, container in zip(runs, containers):
+            log.debug('interactive case in %s: exit %d, signal %d, cpu %d us, wall %d us',
+                      container.name, run.exit_code, run.signal, run.cpu_us, run.wall_us)
+            self._warn_without_landlock(run)
+        return runs[0], runs[1]
+
+    def _both(self, containers: Sequence[SandboxContainer], requests: Sequence[RunRequest],
+              files: Sequence[Optional[Dict[str, pathlib.Path]]],
+              fifos: Dict[str, pathlib.Path]) -> List[RunResponse]:
+        """Each request in its container, at once. When one fails, the other
+        is aborted: its supervisor might otherwise wait out its wall bound
+        for a peer that never opens the FIFOs."""
+        futures = [
+            self._pair_threads.submit(container.run, request, None, run_files, fifos)
+            for container, request, run_files in zip(containers, requests, files)
+        ]
+        done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+        failed = [future for future in done if future.exception() is not None]
+        if failed:
+            for container, future in zip(containers, futures):
+                if not future.done():
+                    container.abort()
+            concurrent.futures.wait(futures)
+            raise failed[0].exception()
+        return [future.result() for future in futures]
 
     def _judge(self, job: SandboxJob, case: CaseSpec) -> Tuple[CaseResult, Optional[RunResponse]]:
         """The case judged on the program's run alone, and that run (None
         when there was none)."""
         toolchain = job.language.toolchain
         staging = self._staging(job.key)
-        ready = staging / (toolchain.artifact or toolchain.source_name)
-        if not ready.is_file():
-            return CaseResult.judge_error('the job was not compiled'), None
-        with self._lock:
-            static_bytes = self._static_bytes.get(staging, 0)
-        if static_bytes > case.memory_limit_kb * 1024:
-            return CaseResult(status=Status.MLE,
-                              exit_code=-signal.SIGSEGV,
-                              memory_kb=static_bytes // 1024,
-                              stderr='the program\'s static data exceeds the memory limit'), None
+        decided = self._without_a_run(job, case)
+        if decided is not None:
+            return decided, None
         try:
             expected = case.answer_path.read_bytes()
         except OSError as exc:
@@ -450,6 +579,22 @@ class DockerSandbox(Sandbox):
             # differently when run again does not get to choose between them.
             return first, before
         return (first, before) if before.cpu_us <= after.cpu_us else (again, after)
+
+    def _without_a_run(self, job: SandboxJob, case: CaseSpec) -> Optional[CaseResult]:
+        """A case decided before any run: JE for a job that was not compiled,
+        MLE for a program whose static data alone exceeds the limit."""
+        toolchain = job.language.toolchain
+        staging = self._staging(job.key)
+        if not (staging / (toolchain.artifact or toolchain.source_name)).is_file():
+            return CaseResult.judge_error('the job was not compiled')
+        with self._lock:
+            static_bytes = self._static_bytes.get(staging, 0)
+        if static_bytes > case.memory_limit_kb * 1024:
+            return CaseResult(status=Status.MLE,
+                              exit_code=-signal.SIGSEGV,
+                              memory_kb=static_bytes // 1024,
+                              stderr='the program\'s static data exceeds the memory limit')
+        return None
 
     def _take_rerun(self, job: SandboxJob) -> bool:
         """One of the job's few reruns: a job of many near-limit cases cannot
@@ -535,14 +680,14 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(folder, ignore_errors=True)
 
     def release(self, job_key: str) -> None:
-        for key in (job_key, _checker_key(job_key)):
+        for key in (job_key, ) + tuple(_judge_key(job_key, role) for role in Role):
             self._pool.release(key)
             staging = self._staging(key)
             with self._lock:
                 self._static_bytes.pop(staging, None)
                 self._reruns.pop(key, None)
-                self._checkers.pop(key, None)
-                self._checker_stopped.pop(key, None)
+                self._judges.pop(key, None)
+                self._judge_stopped.pop(key, None)
             shutil.rmtree(staging, ignore_errors=True)
 
     def _staging(self, job_key: str) -> pathlib.Path:
@@ -582,7 +727,7 @@ class DockerSandbox(Sandbox):
         image = self._settings.images[toolchain.image_kind]
         for attempt in (1, 2):
             try:
-                container = self._container_and_core(job, image, staging)
+                container, = self._containers_and_core([(job, image, staging)])
                 try:
                     try:
                         with self._lock:
@@ -612,10 +757,10 @@ class DockerSandbox(Sandbox):
                 log.warning('sandbox failure, retrying in a fresh sandbox: %s', exc)
         raise AssertionError('unreachable')
 
-    def _container_and_core(self, job: SandboxJob, image: str,
-                            staging: pathlib.Path) -> SandboxContainer:
-        """One of the job's containers, and a core held for its run (the
-        caller releases it).
+    def _containers_and_core(
+            self, wants: Sequence[Tuple[SandboxJob, str, pathlib.Path]]) -> List[SandboxContainer]:
+        """A container for each (job, image, staging folder) of `wants`, and
+        one core held for their run (the caller releases it).
 
         Runs get a core each: on an oversubscribed host a program's wall time
         would grow and a fair program could hit the sleeper bound. The core
@@ -623,26 +768,34 @@ class DockerSandbox(Sandbox):
         not running stay there for other jobs to take over), unless getting
         a container needs the engine (a new one) or a wait: that happens
         with no core held, so no core waits on the engine."""
+        held: List[SandboxContainer] = []
 
-        def stage(container: SandboxContainer) -> None:
-            container.stage(staging)
+        def give_back_held() -> None:
+            for container in held:
+                self._pool.give_back(container)
 
         self._cpu_slots.acquire()
         try:
-            container = self._pool.acquire(job.key, image, stage, engine_work=False)
+            for job, image, staging in wants:
+                container = self._pool.acquire(job.key, image, _stager(staging), engine_work=False)
+                if container is None:
+                    break
+                held.append(container)
         except BaseException:
+            give_back_held()
             self._cpu_slots.release()
             raise
-        if container is not None:
-            return container
+        if len(held) == len(wants):
+            return held
         self._cpu_slots.release()
-        container = self._pool.acquire(job.key, image, stage)
         try:
+            for job, image, staging in wants[len(held):]:
+                held.append(self._pool.acquire(job.key, image, _stager(staging)))
             self._cpu_slots.acquire()
         except BaseException:
-            self._pool.give_back(container)
+            give_back_held()
             raise
-        return container
+        return held
 
     def _warn_without_landlock(self, run: RunResponse) -> None:
         if run.landlock_abi == 0 and not self._warned_landlock:
@@ -702,16 +855,21 @@ def _case_request(toolchain: Toolchain, limits: Limits, settings: SandboxSetting
                       env=_ENV)
 
 
-def _checker_key(job_key: str) -> str:
-    return f'{job_key}/checker'
+def _judge_key(job_key: str, role: Role) -> str:
+    return f'{job_key}/{role.value}'
 
 
-def _checker_job(job: SandboxJob) -> SandboxJob:
-    """The checker of `job`, as a job of its own: sandboxes, a build and a
-    folder apart from the submission's."""
-    return SandboxJob(key=_checker_key(job.key),
-                      language=job.checker.language,
-                      source_dir=job.checker.source_dir)
+def _judge_job(job: SandboxJob) -> SandboxJob:
+    """The checker or interactor of `job`, as a job of its own: sandboxes, a
+    build and a folder apart from the submission's."""
+    return SandboxJob(key=_judge_key(job.key, job.judge.role),
+                      language=job.judge.language,
+                      source_dir=job.judge.source_dir)
+
+
+def _stager(staging: pathlib.Path) -> Callable[[SandboxContainer], None]:
+    """Stages a job's files (the folder `staging`) into a container."""
+    return lambda container: container.stage(staging)
 
 
 def _remove(container) -> None:

@@ -1,21 +1,31 @@
 """What the sandbox layer needs to know about a job and about one of its cases."""
 import dataclasses
+import enum
 import pathlib
 from typing import Optional
 
 from sandbox.languages import Language
 
 
-def checker_source_name(language: Language) -> str:
-    """`checker.c`, `checker.cpp` or `checker.py`: a checker's source file."""
-    return 'checker' + pathlib.PurePath(language.toolchain.source_name).suffix
+class Role(str, enum.Enum):
+    """What a problem's own program does (protocol §5). A checker judges each
+    case's output after the run; an interactor talks with the program during
+    the run and judges the conversation. The value is its folder in the
+    testdata zip and the stem of its source's name."""
+    CHECKER = 'checker'
+    INTERACTOR = 'interactor'
+
+    def source_name(self, language: Language) -> str:
+        """e.g. `checker.cpp` or `interactor.py`."""
+        return self.value + pathlib.PurePath(language.toolchain.source_name).suffix
 
 
 @dataclasses.dataclass(frozen=True)
-class Checker:
-    """A problem's checker: `source_dir` holds its `checker.<ext>` and the
-    files it includes (the problem's, never a submission's). It judges each
-    case's output instead of the built-in comparison (protocol §5)."""
+class JudgeProgram:
+    """A problem's checker or interactor: `source_dir` holds its
+    `<role>.<ext>` and the files it includes (the problem's, never a
+    submission's)."""
+    role: Role
     language: Language
     source_dir: pathlib.Path
 
@@ -27,12 +37,13 @@ class SandboxJob:
     `key` is unique per claim generation: sandboxes and compiled artifacts are
     keyed by it, so two generations of one job never share a sandbox.
     `source_dir` holds `main.<ext>` and the problem's `chaos/` files, nothing else
-    (never the answers).
+    (never the answers). `judge`: the problem's checker or interactor, which
+    then judges the cases instead of the built-in comparison.
     """
     key: str
     language: Language
     source_dir: pathlib.Path
-    checker: Optional[Checker] = None
+    judge: Optional[JudgeProgram] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,6 +30,9 @@ class Toolchain:
     artifact: str
     # The last line of stderr when the runtime died of a failed allocation.
     out_of_memory_line: Optional[Pattern[bytes]]
+    # The last line of stderr when the runtime died of writing to a closed
+    # pipe (C and C++ programs die of SIGPIPE instead).
+    broken_pipe_line: Optional[Pattern[bytes]] = None
 
 
 # Python has nothing to compile, but a syntax error must still be CE: the
@@ -57,7 +60,8 @@ TOOLCHAINS = {
               compile_argv=('python3', '-c', _PY_CHECK),
               run_argv=('python3', 'main.py'),
               artifact='',
-              out_of_memory_line=re.compile(rb'MemoryError(:|$)')),
+              out_of_memory_line=re.compile(rb'MemoryError(:|$)'),
+              broken_pipe_line=re.compile(rb'BrokenPipeError(:|$)')),
 }
 
 # The names a build uses beside the source: a problem's `chaos/` files must

@@ -17,7 +17,7 @@ from typing import Dict, Optional, Tuple
 MAX_HEADER = 4096
 # Bumped with every change of this format; the images carry it as a label
 # (oj-sandbox.protocol) and the supervisor repeats it in every answer.
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 _U32 = struct.Struct('<I')
 
 
@@ -51,6 +51,13 @@ class RunRequest:
     mem_kb: int = 0
     tail_send: int = 0
     stdin_path: str = ''
+    # An interactive run's stdin and stdout: FIFOs whose other ends are the
+    # peer run's (both or neither, never with `stdin_path`); the peer's
+    # supervisor opens the same FIFO first, so one of the two says
+    # `fifo_out_first`.
+    fifo_in: str = ''
+    fifo_out: str = ''
+    fifo_out_first: bool = False
     nofile: int = 64
     artifact: str = ''
     artifact_max: int = 0
@@ -73,6 +80,10 @@ class RunRequest:
             'tail_send': self.tail_send,
             'artifact_max': self.artifact_max,
         }
+        if self.fifo_in or self.fifo_out:
+            fields.update(fifo_in=self.fifo_in,
+                          fifo_out=self.fifo_out,
+                          fifo_out_first=int(self.fifo_out_first))
         parts = [f'{k}={v}' for k, v in fields.items()]
         if self.artifact:
             parts.append(f'artifact={self.artifact}')

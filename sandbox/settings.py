@@ -60,6 +60,9 @@ class SandboxSettings:
     # A problem's checker, per case; not charged to the program.
     checker_time_ms: int = 10000
     checker_memory_kb: int = 1024 * 1024
+    # A problem's interactor, per case; not charged to the program.
+    interactor_time_ms: int = 10000
+    interactor_memory_kb: int = 1024 * 1024
 
     @property
     def images(self) -> Dict[str, str]:

@@ -57,13 +57,13 @@ class Preparer:
                                               deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
                                               stop=stop)
             extract_source(code, payload.language, job.source_dir, MAX_SOURCE_BYTES)
-            checker = self._testdata.install(payload.problem_id,
-                                             payload.tasks,
-                                             testdata_dir,
-                                             job.source_dir,
-                                             stop,
-                                             checker_dir=job.checker_dir)
-            return dataclasses.replace(job, checker=checker)
+            judge = self._testdata.install(payload.problem_id,
+                                           payload.tasks,
+                                           testdata_dir,
+                                           job.source_dir,
+                                           stop,
+                                           judge_root=job_dir)
+            return dataclasses.replace(job, judge=judge)
         except BaseException:
             try:
                 self._folders.remove(job_dir)

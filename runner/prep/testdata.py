@@ -4,7 +4,7 @@ Layout under the root, per problem:
 
     <problem_id>/checksum   the layout of `data/` and the backend checksum it was
                             downloaded for
-    <problem_id>/data/      TTCC.in, TTCC.out, chaos/..., checker/...
+    <problem_id>/data/      TTCC.in, TTCC.out, chaos/..., checker/... or interactor/...
     <problem_id>/tmp-*/     a refresh in progress
 
 The checksum file is the cache's only validity mark: it is removed before
@@ -31,7 +31,7 @@ from runner.backend.http_session import Interrupted
 from runner.prep.locks import Locks
 from runner.prep.zips import extract_testdata
 from sandbox.checking import CASE_FOLDER
-from sandbox.job import checker_source_name
+from sandbox.job import JudgeProgram, Role
 from sandbox.languages import BUILD_NAMES, Language
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,9 @@ LOCK_SLICE_SEC = 0.5
 DOWNLOAD_DEADLINE_SEC = 300
 MAX_ZIP_BYTES = 1024**3
 MAX_EXTRACTED_BYTES = 4 * 1024**3
-# chaos/ and checker/ are copied into every job (and the checker built from
-# its copy): bounded apart from the cases, which are only read.
+# chaos/, checker/ and interactor/ are copied into every job (and the checker
+# or interactor built from its copy): bounded apart from the cases, which are
+# only read.
 MAX_PROBLEM_FILES_BYTES = 64 * 1024**2
 
 
@@ -76,11 +77,12 @@ class TestdataCache:
                 testdata_dir: pathlib.Path,
                 source_dir: pathlib.Path,
                 stop: threading.Event,
-                checker_dir: Optional[pathlib.Path] = None) -> Optional[Language]:
+                judge_root: Optional[pathlib.Path] = None) -> Optional[JudgeProgram]:
         """Copies the cases of `tasks` into `testdata_dir`, the `chaos/` files
-        into `source_dir` and the `checker/` files into `checker_dir`,
-        refreshing the cache first when the backend's checksum differs from
-        the cached one. The checker's language, or None without one."""
+        into `source_dir` and the `checker/` or `interactor/` files into a
+        folder of that name below `judge_root`, refreshing the cache first
+        when the backend's checksum differs from the cached one. The
+        problem's checker or interactor, or None without one."""
         # Asked before the download, never after: if the testdata changes in
         # between, the cache is marked older than its data and is refreshed
         # again next time, never the other way round.
@@ -93,9 +95,16 @@ class TestdataCache:
             else:
                 metrics.TESTDATA_HITS.inc()
             data = problem_dir / 'data'
-            _copy_cases(problem_id, data, tasks, testdata_dir)
+            judge = _judge_program(problem_id, data, judge_root)
+            _copy_cases(problem_id,
+                        data,
+                        tasks,
+                        testdata_dir,
+                        answers_needed=judge is None or judge.role is Role.CHECKER)
             _copy_chaos(problem_id, data, source_dir)
-            return _copy_checker(problem_id, data, checker_dir)
+            if judge is not None and judge_root is not None:
+                _copy_tree(problem_id, data / judge.role.value, judge.source_dir)
+            return judge
 
     @contextlib.contextmanager
     def _held(self, problem_id: int, stop: threading.Event) -> Iterator[None]:
@@ -145,10 +154,10 @@ class TestdataCache:
 
 
 # What `data/` holds, written before the checksum: a cache written by a
-# runner that kept less of the zip (before checker/ was kept, its checker was
-# dropped) is stale whatever its checksum, or its problems would be judged
-# without their checkers.
-LAYOUT = 'layout 2: cases, chaos/, checker/'
+# runner that kept less of the zip (before checker/ and interactor/ were
+# kept, they were dropped) is stale whatever its checksum, or its problems
+# would be judged without them.
+LAYOUT = 'layout 3: cases, chaos/, checker/, interactor/'
 
 
 def _read_mark(problem_dir: pathlib.Path) -> str:
@@ -170,42 +179,50 @@ def _write_mark(problem_dir: pathlib.Path, checksum: str) -> None:
 
 
 def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
-                testdata_dir: pathlib.Path) -> None:
+                testdata_dir: pathlib.Path, answers_needed: bool) -> None:
+    """`answers_needed` False (an interactive problem): a case without its
+    answer file gets an empty one."""
     for task_index, task in enumerate(tasks):
         for case_index in range(task.case_count):
             for suffix in ('in', 'out'):
                 name = case_file(task_index, case_index, suffix)
                 source = data / name
-                if not source.is_file():
+                if source.is_file():
+                    shutil.copyfile(source, testdata_dir / name)
+                elif suffix == 'out' and not answers_needed:
+                    (testdata_dir / name).write_bytes(b'')
+                else:
                     raise TestdataError(f'testdata of problem {problem_id} has no {name}: '
                                         f'the payload\'s case counts do not match it')
-                shutil.copyfile(source, testdata_dir / name)
 
 
-def _copy_checker(problem_id: int, data: pathlib.Path,
-                  checker_dir: Optional[pathlib.Path]) -> Optional[Language]:
-    """`checker/` holds one source, `checker.c`, `checker.cpp` or
-    `checker.py`, and what it includes (a problem setter's `testlib.h`). A
-    layout the runner cannot build makes the testdata unusable: refused,
-    saying why."""
-    checker = data / 'checker'
-    if not checker.is_dir():
+def _judge_program(problem_id: int, data: pathlib.Path,
+                   judge_root: Optional[pathlib.Path]) -> Optional[JudgeProgram]:
+    """`checker/` or `interactor/` (not both) holds one source,
+    `<role>.c`, `<role>.cpp` or `<role>.py`, and what it includes (a problem
+    setter's `testlib.h`). A layout the runner cannot build makes the
+    testdata unusable: refused, saying why."""
+    roles = [role for role in Role if (data / role.value).is_dir()]
+    if not roles:
         return None
-    sources = [
-        language for language in Language if (checker / checker_source_name(language)).is_file()
-    ]
+    where = f'testdata of problem {problem_id}'
+    if len(roles) > 1:
+        raise TestdataError(f'{where} has both checker/ and interactor/: a problem has one or '
+                            'the other')
+    role = roles[0]
+    folder = data / role.value
+    sources = [language for language in Language if (folder / role.source_name(language)).is_file()]
     if len(sources) != 1:
-        names = ', '.join(checker_source_name(language) for language in Language)
-        raise TestdataError(f'testdata of problem {problem_id}: checker/ must hold exactly one '
-                            f'of {names}')
-    for entry in sorted(checker.iterdir()):
+        names = ', '.join(role.source_name(language) for language in Language)
+        raise TestdataError(f'{where}: {role.value}/ must hold exactly one of {names}')
+    for entry in sorted(folder.iterdir()):
         if entry.name in BUILD_NAMES or entry.name == CASE_FOLDER:
             taken = ', '.join(sorted(BUILD_NAMES | {CASE_FOLDER}))
-            raise TestdataError(f'testdata of problem {problem_id}: checker/{entry.name} has a '
-                                f'name the runner gives its own files ({taken}); rename it')
-    if checker_dir is not None:
-        _copy_tree(problem_id, checker, checker_dir)
-    return sources[0]
+            raise TestdataError(f'{where}: {role.value}/{entry.name} has a name the runner '
+                                f'gives its own files ({taken}); rename it')
+    return JudgeProgram(role=role,
+                        language=sources[0],
+                        source_dir=(judge_root or data) / role.value)
 
 
 def _copy_chaos(problem_id: int, data: pathlib.Path, source_dir: pathlib.Path) -> None:

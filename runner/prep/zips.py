@@ -63,7 +63,7 @@ def extract_source(data: bytes, language: Language, source_dir: pathlib.Path,
 
 def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path, max_total_bytes: int) -> None:
     """Writes the testdata zip's `TTCC.in`/`TTCC.out` files and its `chaos/`
-    and `checker/` trees into `dest_dir` (which must not exist yet); other
+    `checker/` and `interactor/` trees into `dest_dir` (which must not exist yet); other
     files are ignored."""
     what = 'testdata zip'
     with open(path, 'rb') as raw, _open(raw, what) as archive:
@@ -72,7 +72,7 @@ def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path, max_total_bytes
         budget = max_total_bytes
         for info, parts in files:
             is_case = len(parts) == 1 and _CASE_FILE.fullmatch(parts[0])
-            is_problem_files = len(parts) > 1 and parts[0] in ('chaos', 'checker')
+            is_problem_files = len(parts) > 1 and parts[0] in ('chaos', 'checker', 'interactor')
             if not (is_case or is_problem_files):
                 continue
             dest = dest_dir.joinpath(*parts)

@@ -46,6 +46,11 @@
  *   run wrote to (the supervisor's uid may not delete a run's files, and
  *   should not traverse them); if that fails the answer says `dirty=1` and
  *   the host throws the container away.
+ * - An interactive case is two runs at once, the program's and the
+ *   interactor's, each in a container of its own, joined by two FIFOs the
+ *   host made in both boxes: PID 1 opens them as the run's stdin and stdout
+ *   (open_fifos says how neither side can hang the other), so a run still
+ *   never makes a FIFO itself.
  * - Between jobs a container is reset (a request of its own): nothing runs,
  *   every writable place and the case folder are empty, checked from PID 1,
  *   and the next job's runs get a uid of their own. A container that cannot
@@ -82,13 +87,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 4
+#define PROTOCOL_VERSION 5
 #define SUPERVISOR_UID 61001
 /* The host gives each container a run uid of its own in this range. */
 #define MIN_RUN_UID 100000
@@ -117,6 +123,10 @@ struct request {
     enum kind kind;
     const char *workdir;
     const char *stdin_path;
+    /* An interactive run's stdin and stdout: FIFOs in /box, the other ends
+     * held by the peer container's run (see open_fifos). */
+    const char *fifo_in, *fifo_out;
+    long long fifo_out_first;
     long long cpu_ms, wall_ms, mem_kb, data_kb, stack_kb, fsize, nofile;
     long long out_send, err_send, tail_send, artifact_max;
     const char *artifact;
@@ -455,6 +465,8 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             kind_set = 1;
         } else if (!strcmp(s, "workdir")) rq->workdir = v;
         else if (!strcmp(s, "stdin")) rq->stdin_path = v;
+        else if (!strcmp(s, "fifo_in")) rq->fifo_in = v;
+        else if (!strcmp(s, "fifo_out")) rq->fifo_out = v;
         else if (!strcmp(s, "artifact")) rq->artifact = v;
         else if (!strcmp(s, "env")) {
             if (rq->nenv >= MAX_ENV) return -1;
@@ -473,6 +485,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "tail_send")) rq->tail_send = n;
             else if (!strcmp(s, "artifact_max")) rq->artifact_max = n;
             else if (!strcmp(s, "next_uid")) rq->next_uid = n;
+            else if (!strcmp(s, "fifo_out_first")) rq->fifo_out_first = n;
             else return -1;
         }
     }
@@ -482,6 +495,9 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
         return -1;
     if (rq->kind == KIND_CASE && strcmp(rq->workdir, CASE_DIR) != 0) return -1;
     if (argc == 0 || rq->cpu_ms <= 0 || rq->wall_ms <= 0) return -1;
+    /* Both or neither, and never with a stdin file. */
+    if (!rq->fifo_in != !rq->fifo_out || (rq->fifo_in && rq->stdin_path && *rq->stdin_path))
+        return -1;
     return 0;
 }
 
@@ -830,6 +846,51 @@ static long long memory_kb(int status_fd, pid_t pid) {
     return peak > now ? peak : now;
 }
 
+/* ---- an interactive run's pipes ----------------------------------------------- */
+
+static void on_alarm(int sig) {
+    (void)sig; /* only to interrupt a blocked open */
+}
+
+/* An interactive run talks to a run in another container through two FIFOs
+ * the host made. Opening a FIFO waits for its other end: both supervisors
+ * open the FIFO towards the program first (the request says which of ours
+ * that is), so each open meets the peer's and neither waits on the other,
+ * and a run starts only when both of its ends have a peer, so it never reads
+ * an end of file that is only the peer not being there yet. A peer that never
+ * comes (its container failed) costs at most the run's wall bound: a timer,
+ * repeating so that a tick just before an open cannot be missed, interrupts
+ * the wait. */
+static int open_fifos(const struct request *rq, int *in_fd, int *out_fd, char *error,
+                      size_t error_len) {
+    long long deadline = monotonic_us() + rq->wall_ms * 1000;
+    struct itimerval tick = {{0, 50000}, {0, 50000}}, off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &tick, NULL);
+    *in_fd = *out_fd = -1;
+    for (int i = 0; i < 2; i++) {
+        int out = (i == 0) == (rq->fifo_out_first != 0);
+        int fd;
+        do {
+            fd = open(out ? rq->fifo_out : rq->fifo_in,
+                      (out ? O_WRONLY : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+        } while (fd < 0 && errno == EINTR && monotonic_us() < deadline);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+            snprintf(error, error_len, "%s: %s", out ? "fifo_out" : "fifo_in",
+                     fd < 0 && errno == EINTR ? "the other side never opened it"
+                                              : fd < 0 ? strerror(errno) : "not a FIFO");
+            if (fd >= 0) close(fd);
+            break;
+        }
+        *(out ? out_fd : in_fd) = fd;
+    }
+    setitimer(ITIMER_REAL, &off, NULL);
+    if (*in_fd >= 0 && *out_fd >= 0) return 0;
+    if (*in_fd >= 0) close(*in_fd);
+    if (*out_fd >= 0) close(*out_fd);
+    return -1;
+}
+
 static int run(const struct request *rq, struct outcome *oc, int out_fd, int err_fd,
                char *error, size_t error_len) {
     memset(oc, 0, sizeof *oc);
@@ -841,11 +902,17 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
-    int in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
+    int in_fd, fifo_out = -1;
+    if (rq->fifo_in) {
+        if (open_fifos(rq, &in_fd, &fifo_out, error, error_len) < 0) return -1;
+        out_fd = fifo_out;
+    } else {
+        in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
                      O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (in_fd < 0) {
-        snprintf(error, error_len, "stdin: %s", strerror(errno));
-        return -1;
+        if (in_fd < 0) {
+            snprintf(error, error_len, "stdin: %s", strerror(errno));
+            return -1;
+        }
     }
     int report[2];
     if (pipe2(report, O_CLOEXEC) < 0) die("pipe2");
@@ -861,6 +928,8 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     if (pid == 0) exec_child(rq, in_fd, out_fd, err_fd, report[1]);
     close(report[1]);
     close(in_fd);
+    /* The run holds the only copies now: its end is the peer's end of file. */
+    if (fifo_out >= 0) close(fifo_out);
 
     int exec_errno = 0;
     if (read(report[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
@@ -1109,6 +1178,8 @@ int main(int argc, char **argv) {
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
+    struct sigaction alarm_action = {.sa_handler = on_alarm}; /* no SA_RESTART */
+    sigaction(SIGALRM, &alarm_action, NULL);
 
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(argv[1]) >= sizeof addr.sun_path) return 2;

@@ -32,7 +32,8 @@ def sandbox(docker_client, sandbox_root):
                                        max_containers=4,
                                        output_limit=8 * 1024 * 1024,
                                        report_limit=8192,
-                                       checker_time_ms=3000),
+                                       checker_time_ms=3000,
+                                       interactor_time_ms=3000),
                        client=docker_client)
     sb.start()
     yield sb

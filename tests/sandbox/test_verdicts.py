@@ -3,9 +3,11 @@
 A folder holds `main.c`, `main.cpp` or `main.py`, `case.json` (`verdict`, and
 optionally `time_limit_ms`, `memory_limit_kb`, `exit_code`, `stdout_contains`,
 `stderr_contains`), optionally `input`, `output` (the expected answer), a
-`chaos/` folder placed beside the source and a `checker/` folder (the
+`chaos/` folder placed beside the source, and a `checker/` folder (the
 problem's checker: `checker.<ext>` and what it includes), which then judges
-the output. Adding a case adds no code.
+the output, or an `interactor/` folder (`interactor.<ext>`), which then
+talks with the program and judges the conversation. Adding a case adds no
+code.
 
 Each case is judged twice in the same sandbox (the second run must not see
 anything the first left), with another job's files alive beside it and the
@@ -19,12 +21,12 @@ import pathlib
 import shutil
 import time
 import uuid
-from typing import Optional
+from typing import Optional, Tuple
 
 import pytest
 
 from runner.backend.outbound import case_object
-from sandbox.job import CaseSpec, Checker, SandboxJob, checker_source_name
+from sandbox.job import CaseSpec, JudgeProgram, Role, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
 from tests.sandbox.conftest import SECRET, assert_nothing_left_running
@@ -45,18 +47,18 @@ class VerdictCase:
     exit_code: Optional[int]
     stdout_contains: Optional[str]
     stderr_contains: Optional[str]
-    checker: Optional[Language]
+    judge: Optional[Tuple[Role, Language]]
 
     @classmethod
     def load(cls, folder: pathlib.Path) -> 'VerdictCase':
         sources = [p.name for p in folder.iterdir() if p.name in LANGUAGE_BY_SOURCE]
         assert len(sources) == 1, f'{folder.name}: exactly one main.* expected'
         meta = json.loads((folder / 'case.json').read_text())
-        checkers = [
-            lang for lang in Language if (folder / 'checker' / checker_source_name(lang)).is_file()
-        ]
+        judges = [(role, lang) for role in Role for lang in Language
+                  if (folder / role.value / role.source_name(lang)).is_file()]
+        assert len(judges) <= 1, f'{folder.name}: one checker or interactor at most'
         return cls(folder=folder,
-                   checker=checkers[0] if checkers else None,
+                   judge=judges[0] if judges else None,
                    language=LANGUAGE_BY_SOURCE[sources[0]],
                    verdict=Status(meta['verdict']),
                    time_limit_ms=meta.get('time_limit_ms', 1000),
@@ -73,8 +75,9 @@ class VerdictCase:
         shutil.copy(self.folder / self.language.source_name, src)
         if (self.folder / 'chaos').is_dir():
             shutil.copytree(self.folder / 'chaos', src, dirs_exist_ok=True)
-        if self.checker is not None:
-            shutil.copytree(self.folder / 'checker', job_dir / 'checker')
+        if self.judge is not None:
+            role = self.judge[0].value
+            shutil.copytree(self.folder / role, job_dir / role)
         for name, default in (('input', b''), ('output', b'')):
             path = self.folder / name
             data = path.read_bytes() if path.exists() else default
@@ -103,12 +106,14 @@ def _links_under(root: pathlib.Path):
 def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary, tmp_path):
     case = VerdictCase.load(folder)
     spec = case.lay_out(tmp_path / 'job')
-    checker = (None if case.checker is None else Checker(case.checker, tmp_path / 'job' /
-                                                         'checker'))
+    judge = None
+    if case.judge is not None:
+        role, language = case.judge
+        judge = JudgeProgram(role, language, tmp_path / 'job' / role.value)
     job = SandboxJob(key=f'{folder.name}-{uuid.uuid4()}',
                      language=case.language,
                      source_dir=tmp_path / 'job' / 'src',
-                     checker=checker)
+                     judge=judge)
     try:
         compiled = sandbox.compile(job)
         if case.verdict is Status.CE:
@@ -121,8 +126,8 @@ def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary
             result = sandbox.run_case(job, spec)
             elapsed = time.monotonic() - started
             assert result.status is case.verdict, (attempt, result)
-            checker_wall = (2 * sandbox._settings.checker_time_ms + 1000) / 1000 if checker else 0
-            assert elapsed < (3 * case.time_limit_ms + 1000) / 1000 + checker_wall + BOUND_SLACK_SEC
+            judge_wall = (2 * sandbox._settings.checker_time_ms + 1000) / 1000 if judge else 0
+            assert elapsed < (3 * case.time_limit_ms + 1000) / 1000 + judge_wall + BOUND_SLACK_SEC
             if case.exit_code is not None:
                 assert result.exit_code == case.exit_code, result
             if case.stdout_contains is not None:

@@ -95,18 +95,18 @@ def test_a_python_checker_runs_through_the_wrapper_that_makes_a_crash_its_failur
 
 
 def test_only_failures_that_would_come_again_stop_the_checker():
-    from sandbox.checking import stops_the_checker
+    from sandbox.checking import stops_judging
     for reason in ('the checker ran out of time (1000 ms)', 'the checker was killed by signal 11',
                    'the checker wrote more than 5 bytes', 'the checker ran out of memory (1 MiB)'):
-        assert stops_the_checker(reason)
-    assert not stops_the_checker('the checker failed: bad answer file')  # one case's
+        assert stops_judging(reason)
+    assert not stops_judging('the checker failed: bad answer file')  # one case's
 
 
 def test_a_checker_out_of_its_limits_is_not_run_again_for_the_jobs_later_cases(tmp_path):
     import pathlib
 
     from sandbox.docker_sandbox import DockerSandbox
-    from sandbox.job import CaseSpec, Checker, SandboxJob
+    from sandbox.job import CaseSpec, JudgeProgram, Role, SandboxJob
     from sandbox.languages import Language
     from sandbox.settings import SandboxSettings
     sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root'), client=object())
@@ -121,7 +121,7 @@ def test_a_checker_out_of_its_limits_is_not_run_again_for_the_jobs_later_cases(t
     job = SandboxJob(key='j',
                      language=Language.C,
                      source_dir=pathlib.Path('/nonexistent'),
-                     checker=Checker(Language.C, pathlib.Path('/nonexistent')))
+                     judge=JudgeProgram(Role.CHECKER, Language.C, pathlib.Path('/nonexistent')))
     case = CaseSpec(tmp_path / 'in', tmp_path / 'out', 1000, 65536)
     program = CaseResult(status=Status.AC)
     first = sandbox._check(job, case, program, ENDED)

@@ -18,6 +18,7 @@ from runner.prep.testdata import LockTimeout
 from runner.prep.testdata import TestdataCache as Cache
 from runner.prep.testdata import TestdataError as CacheError
 from runner.prep.zips import ZipRejected
+from sandbox.job import Role
 from sandbox.languages import Language
 
 GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
@@ -428,12 +429,13 @@ def test_chaos_files_named_like_the_build_are_refused(tmp_path, name):
         testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
 
 
-def _install_with(tmp_path, tag, extra):
+def _install_with(tmp_path, tag, extra, answers=True):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, 'w') as archive:
         for case in ('0000', '0001', '0100'):
             archive.writestr(f'{case}.in', '1')
-            archive.writestr(f'{case}.out', '1')
+            if answers:
+                archive.writestr(f'{case}.out', '1')
         for name, data in extra.items():
             archive.writestr(name, data)
     backend = FakeBackend(tmp_path)
@@ -441,29 +443,51 @@ def _install_with(tmp_path, tag, extra):
     backend.checksum = tag
     job = Job(tmp_path, 'job')
     testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
-    checker_dir = tmp_path / 'job' / 'checker'
-    language = testdata.install(PROBLEM,
-                                TASKS,
-                                job.testdata,
-                                job.src,
-                                threading.Event(),
-                                checker_dir=checker_dir)
-    return language, checker_dir, job
+    judge = testdata.install(PROBLEM,
+                             TASKS,
+                             job.testdata,
+                             job.src,
+                             threading.Event(),
+                             judge_root=tmp_path / 'job')
+    return judge, job
 
 
 def test_a_checker_folder_is_installed_with_its_language(tmp_path):
-    language, checker_dir, job = _install_with(tmp_path, 'checker', {
+    judge, job = _install_with(tmp_path, 'checker', {
         'checker/checker.cpp': '// checks',
         'checker/testlib.h': '// the setter\'s'
     })
-    assert language is Language.CPP
-    assert sorted(os.listdir(checker_dir)) == ['checker.cpp', 'testlib.h']
+    assert (judge.role, judge.language) == (Role.CHECKER, Language.CPP)
+    assert judge.source_dir == tmp_path / 'job' / 'checker'
+    assert sorted(os.listdir(judge.source_dir)) == ['checker.cpp', 'testlib.h']
     assert not (job.src / 'checker.cpp').exists()  # never beside the submission
 
 
+def test_an_interactor_folder_is_installed_with_its_language(tmp_path):
+    judge, job = _install_with(tmp_path, 'interactor', {'interactor/interactor.py': '#'})
+    assert (judge.role, judge.language) == (Role.INTERACTOR, Language.PYTHON)
+    assert judge.source_dir == tmp_path / 'job' / 'interactor'
+    assert os.listdir(judge.source_dir) == ['interactor.py']
+    assert not (job.src / 'interactor.py').exists()
+
+
 def test_no_checker_folder_means_no_checker(tmp_path):
-    language, checker_dir, _ = _install_with(tmp_path, 'plain', {})
-    assert language is None and not checker_dir.exists()
+    judge, _ = _install_with(tmp_path, 'plain', {})
+    assert judge is None and not (tmp_path / 'job' / 'checker').exists()
+
+
+def test_an_interactive_case_may_have_no_answer_file(tmp_path):
+    """The interactor reads the answer when there is one: else an empty one."""
+    judge, job = _install_with(tmp_path,
+                               'no-answers', {'interactor/interactor.c': '//'},
+                               answers=False)
+    assert judge.role is Role.INTERACTOR
+    assert all((job.testdata / f'{case}.out').read_bytes() == b'' for case in ('0000', '0001'))
+
+
+def test_a_checked_case_needs_its_answer_file(tmp_path):
+    with pytest.raises(CacheError, match='has no 0000.out'):
+        _install_with(tmp_path, 'no-answers-checked', {'checker/checker.c': '//'}, answers=False)
 
 
 @pytest.mark.parametrize('files, why', [
@@ -482,6 +506,14 @@ def test_no_checker_folder_means_no_checker(tmp_path):
         'checker/checker.c': '//',
         'checker/case/input': '//'
     }, 'checker/case has a name the runner'),
+    ({
+        'interactor/interactor.c': '//',
+        'interactor/main': '//'
+    }, 'interactor/main has a name the runner'),
+    ({
+        'interactor/interactor.c': '//',
+        'checker/checker.c': '//'
+    }, 'both checker/ and interactor/'),
 ])
 def test_a_checker_the_runner_cannot_build_is_refused(tmp_path, files, why):
     with pytest.raises(CacheError, match=why):
@@ -491,8 +523,8 @@ def test_a_checker_the_runner_cannot_build_is_refused(tmp_path, files, why):
 def test_a_cache_of_an_older_layout_is_refreshed_whatever_its_checksum(tmp_path):
     """A cache written before checker/ was kept has no checker: used as it is,
     its problem would be judged without one."""
-    language, _, _ = _install_with(tmp_path, 'layout', {'checker/checker.py': '#'})
-    assert language is Language.PYTHON
+    judge, _ = _install_with(tmp_path, 'layout', {'checker/checker.py': '#'})
+    assert judge.language is Language.PYTHON
     problem_dir = tmp_path / 'cache' / str(PROBLEM)
     shutil.rmtree(problem_dir / 'data' / 'checker')
     (problem_dir / 'checksum').write_text('layout')  # as an older runner wrote it
@@ -506,8 +538,8 @@ def test_a_cache_of_an_older_layout_is_refreshed_whatever_its_checksum(tmp_path)
                                                          job.testdata,
                                                          job.src,
                                                          threading.Event(),
-                                                         checker_dir=tmp_path / 'c2')
-    assert again is Language.PYTHON and backend.downloads == before + 1
+                                                         judge_root=tmp_path / 'c2')
+    assert again.language is Language.PYTHON and backend.downloads == before + 1
 
 
 def test_problem_files_over_their_bound_are_refused(tmp_path, monkeypatch):

@@ -1,0 +1,126 @@
+"""An interactive case: the program and the problem's interactor run at
+once, each in a sandbox of its own, joined by two pipes (protocol §5).
+
+The interactor is run as `interactor INPUT OUTPUT ANSWER` (testlib's
+convention: it reads the case's input and answer as files and may write
+OUTPUT, which is discarded), with the program's stdout as its stdin and its
+stdout as the program's stdin; its exit code decides, as a checker's does.
+When several things went wrong, the first of these wins:
+
+1. The interactor's own failure (a crash, exit 3 or another code, its own
+   limits): JE. The judge failed, whatever the program did afterwards; a
+   program reading the end of a crashed interactor's output may well fail.
+2. The program's own failure: TLE, MLE, OLE, RE in the usual order. A program
+   that died of writing to a pipe the interactor had already closed (SIGPIPE,
+   or Python's BrokenPipeError) did not fail on its own: the interactor had
+   ended the conversation, and its verdict stands.
+3. The interactor's verdict: AC, or WA (a wrong answer, a presentation
+   error, or a program that stopped reading or talking: the interactor died of
+   SIGPIPE, or a Python interactor of a broken pipe or an end of file).
+"""
+import dataclasses
+import signal
+from typing import Tuple
+
+from sandbox.checking import (ANSWER, INPUT, CheckerLimits, checked_result, checker_request,
+                              checker_verdict)
+from sandbox.languages import Toolchain
+from sandbox.protocol import RunRequest, RunResponse
+from sandbox.results import CaseResult, Status
+from sandbox.verdict import Limits, case_result, status_of
+
+ROLE = 'interactor'
+# The two FIFOs of a case, by their names in each box's FIFO folder; both
+# supervisors open TO_PROGRAM first.
+TO_PROGRAM, FROM_PROGRAM = 'to-program', 'from-program'
+# testlib's interactors write a file for a later checker; none reads it.
+INTERACTOR_OUTPUT = '/dev/null'
+STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
+# A Python interactor's broken pipe or end of file on its stdin is the
+# program's doing (it stopped reading, or exited): a wrong answer (exit 1),
+# not the interactor's failure. What it decided before its last words to a
+# program that had gone stands: its final flush cannot fail it. Any other
+# exception is its own failure (exit 3).
+PYTHON_INTERACTOR = f"""import os, runpy, sys, traceback
+sys.argv = sys.argv[1:]
+def flushed():
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    flushed()
+except SystemExit:
+    flushed()
+    raise
+except (BrokenPipeError, EOFError):
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    print({STOPPED_TALKING!r}, file=sys.stderr)
+    sys.exit(1)
+except BaseException as exc:
+    print(f"{{type(exc).__name__}}: {{exc}}", file=sys.stderr)
+    traceback.print_exc()
+    sys.exit(3)
+"""
+
+
+def fifo_paths(folder: str) -> Tuple[str, str]:
+    """TO_PROGRAM and FROM_PROGRAM below `folder`, as a run sees them."""
+    return f'{folder}/{TO_PROGRAM}', f'{folder}/{FROM_PROGRAM}'
+
+
+def program_request(request: RunRequest, fifo_folder: str) -> RunRequest:
+    """The program's case request, reading TO_PROGRAM and writing FROM_PROGRAM."""
+    to_program, from_program = fifo_paths(fifo_folder)
+    return dataclasses.replace(request, fifo_in=to_program, fifo_out=from_program)
+
+
+def interactor_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
+                       env: Tuple[Tuple[str, str], ...], fifo_folder: str) -> RunRequest:
+    to_program, from_program = fifo_paths(fifo_folder)
+    request = checker_request(toolchain,
+                              limits,
+                              workdir,
+                              env,
+                              args=(INPUT, INTERACTOR_OUTPUT, ANSWER),
+                              python_wrapper=PYTHON_INTERACTOR)
+    return dataclasses.replace(request,
+                               fifo_in=from_program,
+                               fifo_out=to_program,
+                               fifo_out_first=True)
+
+
+def interactor_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, str]:
+    """AC, WA or JE, and why: a checker's mapping, but an interactor killed
+    by SIGPIPE was writing to a program that had stopped reading."""
+    status, message = checker_verdict(run, limits, ROLE)
+    if status is Status.JE and run.signal == signal.SIGPIPE and message.startswith(
+            f'the {ROLE} was killed'):
+        return Status.WA, STOPPED_TALKING
+    return status, message
+
+
+def interaction_result(program: RunResponse, limits: Limits, toolchain: Toolchain,
+                       judged: Tuple[Status, str], report_limit: int) -> CaseResult:
+    """The case's result from the program's run and the interactor's
+    verdict (`interactor_verdict`), in the order the module says."""
+    status, message = judged
+    if status is Status.JE:
+        return CaseResult.judge_error(f'{ROLE}: {message}')
+    if _died_of_a_closed_pipe(program, toolchain):
+        # Judged as if it had ended well: its limits still count.
+        program = dataclasses.replace(program, exit_code=0, signal=0)
+    result = case_result(program, limits, toolchain, b'', report_limit)
+    if status_of(program, limits, toolchain, b'') is not Status.AC:
+        return result
+    return checked_result(result, status, message, ROLE)
+
+
+def _died_of_a_closed_pipe(run: RunResponse, toolchain: Toolchain) -> bool:
+    if run.signal == signal.SIGPIPE:
+        return True
+    if run.signal or run.exit_code == 0 or toolchain.broken_pipe_line is None:
+        return False
+    lines = run.stderr_tail.rstrip().splitlines()
+    return bool(lines) and toolchain.broken_pipe_line.match(lines[-1].strip()) is not None

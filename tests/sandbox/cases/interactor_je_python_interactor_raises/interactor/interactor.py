@@ -1,0 +1,3 @@
+print(1000000, flush=True)
+input()
+raise ValueError('a broken interactor')

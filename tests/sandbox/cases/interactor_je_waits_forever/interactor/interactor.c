@@ -1,0 +1,5 @@
+#include <unistd.h>
+/* Never speaks, never reads: the program waits for it in vain. */
+int main(void) {
+    for (;;) pause();
+}

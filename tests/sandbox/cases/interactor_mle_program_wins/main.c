@@ -1,0 +1,17 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void) {
+    long n;
+    char r[4];
+    if (scanf("%ld", &n) != 1) return 0;
+    printf("%ld\n", n / 2);
+    fflush(stdout);
+    if (scanf("%3s", r) != 1) return 0;
+    for (;;) {
+        char *p = malloc(1 << 20);
+        if (!p) return 1;
+        memset(p, 1, 1 << 20);
+    }
+}
