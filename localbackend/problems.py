@@ -2,8 +2,10 @@
 
 A problem folder holds `problem.json`, `testdata/TTCC.in|.out` (task TT, case
 CC, two digits each from 00) and optionally `chaos/` (files placed beside the
-source before compiling) and `checker/` (the problem's checker: one
-`checker.c`, `checker.cpp` or `checker.py`, and what it includes).
+source before compiling), and `checker/` (the problem's checker: one
+`checker.c`, `checker.cpp` or `checker.py`, and what it includes) or
+`interactor/` (an interactive problem's interactor, named alike; its cases
+may leave out their `.out`).
 `problem.json`:
 
     {"id": 1, "name": "a+b",
@@ -48,8 +50,9 @@ def case_name(task: int, case: int, suffix: str) -> str:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Problem:
-    """`files` are the testdata zip's entries: `TTCC.in`, `TTCC.out`, `chaos/…`
-    and `checker/…`."""
+    """`files` are the testdata zip's entries: `TTCC.in`, `TTCC.out` (which an
+    interactive problem may leave out), `chaos/…`, and `checker/…` or
+    `interactor/…`."""
     problem_id: int
     name: str
     tasks: Tuple[TaskSpec, ...]
@@ -69,7 +72,8 @@ class Problem:
                    time_limit_ms: int = 1000,
                    memory_limit_kb: int = 65536,
                    chaos: Optional[Mapping[str, Content]] = None,
-                   checker: Optional[Mapping[str, Content]] = None) -> 'Problem':
+                   checker: Optional[Mapping[str, Content]] = None,
+                   interactor: Optional[Mapping[str, Content]] = None) -> 'Problem':
         """A problem from (input, output) pairs per task; scores split evenly to sum to 100."""
         count = len(tasks)
         scores = [100 // count] * count if count else []
@@ -84,8 +88,9 @@ class Problem:
                 files[case_name(t, c, 'out')] = _bytes(expected)
         for chaos_name, data in (chaos or {}).items():
             files[f'chaos/{chaos_name}'] = _bytes(data)
-        for checker_name, data in (checker or {}).items():
-            files[f'checker/{checker_name}'] = _bytes(data)
+        for folder, judge in (('checker', checker), ('interactor', interactor)):
+            for judge_name, data in (judge or {}).items():
+                files[f'{folder}/{judge_name}'] = _bytes(data)
         return cls(problem_id, name or f'problem {problem_id}', tuple(specs), files)
 
     @functools.cached_property
@@ -127,10 +132,16 @@ class Problem:
             if task.time_limit_ms <= 0 or task.memory_limit_kb <= 0 or task.task_score < 0:
                 found.append(f'task {t}: limits must be positive and the score non-negative')
             for c in range(max(0, min(task.case_count, 100))):
-                for suffix in ('in', 'out'):
+                for suffix in ('in', 'out') if not self.interactive else ('in', ):
                     if case_name(t, c, suffix) not in self.files:
                         found.append(f'missing testdata {case_name(t, c, suffix)}')
+        if self.interactive and any(name.startswith('checker/') for name in self.files):
+            found.append('a problem has a checker/ or an interactor/, not both')
         return found
+
+    @property
+    def interactive(self) -> bool:
+        return any(name.startswith('interactor/') for name in self.files)
 
     def validate(self) -> 'Problem':
         found = self.issues()
@@ -194,7 +205,7 @@ def load_problem(folder: Union[str, pathlib.Path]) -> Problem:
     if not testdata.is_dir():
         raise ProblemError(f'{testdata}: missing')
     files = _read_tree(testdata, '')
-    for extra in ('chaos', 'checker'):
+    for extra in ('chaos', 'checker', 'interactor'):
         if (folder / extra).is_dir():
             files.update(_read_tree(folder / extra, f'{extra}/'))
     return Problem(problem_id, name, tasks, files).validate()

@@ -11,9 +11,10 @@ When several things went wrong, the first of these wins:
    limits): JE. The judge failed, whatever the program did afterwards; a
    program reading the end of a crashed interactor's output may well fail.
 2. The program's own failure: TLE, MLE, OLE, RE in the usual order. A program
-   that died of writing to a pipe the interactor had already closed (SIGPIPE,
-   or Python's BrokenPipeError) did not fail on its own: the interactor had
-   ended the conversation, and its verdict stands.
+   that died of the interactor's end (SIGPIPE writing to a pipe it had
+   closed, or Python's BrokenPipeError, or an EOFError reading past the end
+   of what it said) did not fail on its own: the interactor had ended the
+   conversation, and its verdict stands.
 3. The interactor's verdict: AC, or WA (a wrong answer, a presentation
    error, or a program that stopped reading or talking: the interactor died of
    SIGPIPE, or a Python interactor of a broken pipe or an end of file).
@@ -120,7 +121,7 @@ def interaction_result(program: RunResponse, limits: Limits, toolchain: Toolchai
 def _died_of_a_closed_pipe(run: RunResponse, toolchain: Toolchain) -> bool:
     if run.signal == signal.SIGPIPE:
         return True
-    if run.signal or run.exit_code == 0 or toolchain.broken_pipe_line is None:
+    if run.signal or run.exit_code == 0 or toolchain.pipe_closed_line is None:
         return False
     lines = run.stderr_tail.rstrip().splitlines()
-    return bool(lines) and toolchain.broken_pipe_line.match(lines[-1].strip()) is not None
+    return bool(lines) and toolchain.pipe_closed_line.match(lines[-1].strip()) is not None

@@ -30,9 +30,10 @@ class Toolchain:
     artifact: str
     # The last line of stderr when the runtime died of a failed allocation.
     out_of_memory_line: Optional[Pattern[bytes]]
-    # The last line of stderr when the runtime died of writing to a closed
-    # pipe (C and C++ programs die of SIGPIPE instead).
-    broken_pipe_line: Optional[Pattern[bytes]] = None
+    # The last line of stderr when the runtime died of the other end of a
+    # pipe going away: writing to a closed pipe (C and C++ programs die of
+    # SIGPIPE instead) or reading past its end (they see an end of file).
+    pipe_closed_line: Optional[Pattern[bytes]] = None
 
 
 # Python has nothing to compile, but a syntax error must still be CE: the
@@ -61,7 +62,7 @@ TOOLCHAINS = {
               run_argv=('python3', 'main.py'),
               artifact='',
               out_of_memory_line=re.compile(rb'MemoryError(:|$)'),
-              broken_pipe_line=re.compile(rb'BrokenPipeError(:|$)')),
+              pipe_closed_line=re.compile(rb'(BrokenPipeError|EOFError)(:|$)')),
 }
 
 # The names a build uses beside the source: a problem's `chaos/` files must

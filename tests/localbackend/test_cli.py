@@ -65,7 +65,7 @@ def test_demo_submits_every_sample_and_checks_verdicts(capsys):
             code = cli.main(['demo', '--url', backend.url, '--timeout', '60'])
         out = capsys.readouterr().out
         assert code == 0, out
-        assert '19/19 as expected' in out
+        assert '24/24 as expected' in out
         assert 'OLE' in out and 'score 40' in out
     finally:
         backend.stop()

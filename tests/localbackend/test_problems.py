@@ -162,18 +162,20 @@ def test_submission_folder_errors(tmp_path):
 
 def test_sample_problems_load():
     problems = load_problems(SAMPLES / 'problems')
-    assert [p.problem_id for p in problems] == [1, 2, 3, 4]
+    assert [p.problem_id for p in problems] == [1, 2, 3, 4, 5, 6]
     assert [t.case_count for t in problems[0].tasks] == [2, 2]
     assert any(name.startswith('chaos/') for name in problems[1].files)
     assert 'checker/checker.py' in problems[2].files
     assert {'checker/checker.cpp', 'checker/testlib.h'} <= set(problems[3].files)
+    assert all('interactor/interactor.c' in p.files and p.interactive for p in problems[4:])
+    assert not any(p.interactive for p in problems[:4])
     assert all(t.time_limit_ms <= 1000 for p in problems for t in p.tasks)
 
 
 def test_sample_submissions_cover_every_verdict_in_all_languages():
     samples = load_submissions(SAMPLES / 'submissions')
-    assert 10 <= len(samples) <= 20
-    assert {s.expected for s in samples} == {'AC', 'WA', 'CE', 'RE', 'TLE', 'MLE', 'OLE'}
+    assert 10 <= len(samples) <= 30
+    assert {s.expected for s in samples} == {'AC', 'WA', 'CE', 'RE', 'TLE', 'MLE', 'OLE', 'JE'}
     assert {s.language for s in samples} == {0, 1, 2}
     problem_ids = {p.problem_id for p in load_problems(SAMPLES / 'problems')}
     assert {s.problem_id for s in samples} <= problem_ids
@@ -250,5 +252,7 @@ def test_quick_samples_give_their_expected_verdict_natively(sample, tmp_path):
     if sample.language != 2 and shutil.which('gcc' if sample.language == 0 else 'g++') is None:
         pytest.skip('no C/C++ compiler here')
     problems = {p.problem_id: p for p in load_problems(SAMPLES / 'problems')}
+    if problems[sample.problem_id].interactive:
+        pytest.skip('interactive: judged in sandboxes only (tests/sandbox, the demo)')
     assert _verdict_of_quick_sample(sample, problems[sample.problem_id],
                                     tmp_path) == sample.expected

@@ -101,6 +101,10 @@ def test_a_program_dead_of_a_closed_pipe_gets_the_interactors_verdict():
                                      stderr_tail=b'Traceback ...\nBrokenPipeError: [Errno 32] '
                                      b'Broken pipe\n')
         assert result(program=python, interactor=interactor, toolchain=PYTHON).status is status
+        past_the_end = dataclasses.replace(python,
+                                           stderr_tail=b'EOFError: EOF when reading a line\n')
+        assert result(program=past_the_end, interactor=interactor,
+                      toolchain=PYTHON).status is status
 
 
 def test_a_closed_pipe_does_not_excuse_the_programs_limits():
@@ -150,13 +154,15 @@ def _python_interactor(tmp_path, body: str, program_input: bytes = b'', close_ea
     return process.returncode, (err or b'').decode()
 
 
-@pytest.mark.parametrize('body, code', [
-    ('import sys\nprint("?", flush=True)\nsys.exit(0)\n', 0),
-    ('print("?", flush=True)\nint("x")\n', 3),
-    ('input()\n', 1),  # the program ended without a word: EOFError
-    ('import sys\nsys.exit(1)\n', 1),
-    ('import sys\nsys.exit(2)\n', 2),
-])
+@pytest.mark.parametrize(
+    'body, code',
+    [
+        ('import sys\nprint("?", flush=True)\nsys.exit(0)\n', 0),
+        ('print("?", flush=True)\nint("x")\n', 3),
+        ('input()\n', 1),  # the program ended without a word: EOFError
+        ('import sys\nsys.exit(1)\n', 1),
+        ('import sys\nsys.exit(2)\n', 2),
+    ])
 def test_a_python_interactors_end(tmp_path, body, code):
     returncode, err = _python_interactor(tmp_path, body)
     assert returncode == code, err
@@ -182,4 +188,3 @@ def test_a_python_interactors_verdict_stands_when_its_last_words_find_no_program
                                          'import sys\nsys.stdout.write("bye")\n',
                                          close_early=True)
     assert returncode == 0, err
-

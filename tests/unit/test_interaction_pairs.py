@@ -49,9 +49,9 @@ def sandbox_with(ready):
     return sandbox, cores, pool
 
 
-WANTS = [(SandboxJob(key=key, language=Language.C,
-                     source_dir=pathlib.Path('/nonexistent')), 'image', pathlib.Path('/nonexistent'))
-         for key in ('j', 'j/interactor')]
+WANTS = [(SandboxJob(key=key,
+                     language=Language.C, source_dir=pathlib.Path('/nonexistent')), 'image',
+          pathlib.Path('/nonexistent')) for key in ('j', 'j/interactor')]
 
 
 def test_a_pair_ready_without_the_engine_takes_one_core_then_both_containers():
