@@ -1,11 +1,15 @@
-"""What a checker costs a case, against the built-in comparison, in one run.
+"""What a checker and an interactor cost a case, against the built-in
+comparison, in one run.
 
-    python -m bench.checker_cost [--cases 40] [--json]
+    python -m bench.judge_cost [--cases 40] [--json]
 
-One C job of `--cases` cases is judged three ways on a warm sandbox: with the
-built-in comparison, with a C checker and with a Python checker (both
-accept when the output is the answer). Prints the median wall time of a case
-each way and the ratio to the plain one. Figures are printed, never asserted.
+One C job of `--cases` cases (a + b) is judged five ways on warm sandboxes:
+with the built-in comparison; with a C checker and with a Python checker
+(both accept when the output is the answer); interactively, with a C
+interactor and with a Python interactor (each writes the case's input to the
+program, reads its reply and accepts the answer). Prints the median wall time
+of a case each way and the ratio to the plain one. Figures are printed, never
+asserted.
 """
 import argparse
 import json
@@ -38,13 +42,27 @@ CHECKERS = {
                       'want = open(sys.argv[3]).read().split()\n'
                       'sys.exit(0 if got == want else 1)\n'),
 }
+INTERACTORS = {
+    Language.C:
+    ('interactor.c', '#include <stdio.h>\nint main(int c, char **v) {\n'
+     '    long long a, b, got, want;\n    FILE *i = fopen(v[1], "r"), *w = fopen(v[3], "r");\n'
+     '    if (!i || !w || fscanf(i, "%lld %lld", &a, &b) != 2 || fscanf(w, "%lld", &want) != 1)\n'
+     '        return 3;\n'
+     '    printf("%lld %lld\\n", a, b);\n    fflush(stdout);\n'
+     '    if (scanf("%lld", &got) != 1) return 2;\n'
+     '    return got == want ? 0 : 1;\n}\n'),
+    Language.PYTHON: ('interactor.py', 'import sys\n'
+                      'print(open(sys.argv[1]).read().strip(), flush=True)\n'
+                      'want = open(sys.argv[3]).read().split()\n'
+                      'sys.exit(0 if input().split() == want else 1)\n'),
+}
 
 
-def judge(sandbox: DockerSandbox, folder: pathlib.Path, cases, checker=None) -> list:
+def judge(sandbox: DockerSandbox, folder: pathlib.Path, cases, judge_program=None) -> list:
     src = folder / 'src'
     src.mkdir(parents=True)
     (src / 'main.c').write_text(PROGRAM)
-    job = SandboxJob(key=uuid.uuid4().hex, language=Language.C, source_dir=src, judge=checker)
+    job = SandboxJob(key=uuid.uuid4().hex, language=Language.C, source_dir=src, judge=judge_program)
     try:
         assert sandbox.compile(job).ok
         sandbox.run_case(job, cases[0])  # its sandboxes are warm from now on
@@ -76,20 +94,21 @@ def main() -> None:
             cases.append(CaseSpec(data / f'{n}.in', data / f'{n}.out', 1000, 65536))
         with running(SandboxSettings(root=tmp / 'root', max_containers=4), client) as sandbox:
             walls = {'plain': judge(sandbox, tmp / 'plain', cases)}
-            for language, (name, source) in CHECKERS.items():
-                folder = tmp / f'checker-{language.name}'
-                folder.mkdir()
-                (folder / name).write_text(source)
-                walls[f'{language.name} checker'] = judge(
-                    sandbox, tmp / f'job-{language.name}', cases,
-                    JudgeProgram(Role.CHECKER, language, folder))
+            for role, programs in ((Role.CHECKER, CHECKERS), (Role.INTERACTOR, INTERACTORS)):
+                for language, (name, source) in programs.items():
+                    way = f'{language.name} {role.value}'
+                    folder = tmp / way.replace(' ', '-')
+                    folder.mkdir()
+                    (folder / name).write_text(source)
+                    walls[way] = judge(sandbox, tmp / f'job-{way.replace(" ", "-")}', cases,
+                                       JudgeProgram(role, language, folder))
     medians = {way: statistics.median(w) * 1000 for way, w in walls.items()}
     if args.json:
         print(json.dumps({'cases': args.cases, 'case_ms': medians}, indent=1))
         return
     print(f'{args.cases} cases of a C program, median wall time per case:')
     for way, ms in medians.items():
-        print(f'  {way:<16} {ms:7.2f} ms   ({ms / medians["plain"]:.1f}x the plain case)')
+        print(f'  {way:<18} {ms:7.2f} ms   ({ms / medians["plain"]:.1f}x the plain case)')
 
 
 if __name__ == '__main__':
