@@ -125,6 +125,15 @@ def test_checker_limits_reach_the_sandbox():
     assert (default.checker_time_ms, default.checker_memory_kb) == (10000, 1024 * 1024)
 
 
+def test_interactor_limits_reach_the_sandbox():
+    sandbox = settings(INTERACTOR_TIME_LIMIT_MS='1500',
+                       INTERACTOR_MEMORY_MB='128').sandbox_settings()
+    assert (sandbox.interactor_time_ms, sandbox.interactor_memory_kb) == (1500, 128 * 1024)
+    assert (sandbox.checker_time_ms, sandbox.checker_memory_kb) == (10000, 1024 * 1024)
+    default = settings().sandbox_settings()
+    assert (default.interactor_time_ms, default.interactor_memory_kb) == (10000, 1024 * 1024)
+
+
 def test_decimal_seconds_are_accepted():
     s = settings(DRAIN_TIMEOUT_SEC='0.5', LONG_POLL_SEC='2.5')
     assert (s.drain_timeout_sec, s.long_poll_sec) == (0.5, 2.5)
