@@ -46,10 +46,13 @@ class CheckerLimits:
     time_ms: int
     memory_kb: int
     output_bytes: int  # per stream; beyond it the checker is over its limits
+    # Wall time it may spend waiting on another run (an interactor on its
+    # program, whose own wall bound this is).
+    waits_ms: int = 0
 
     @property
     def wall_ms(self) -> int:
-        return 2 * self.time_ms + 1000
+        return 2 * self.time_ms + 1000 + self.waits_ms
 
 
 def checker_request(toolchain: Toolchain,

@@ -1,9 +1,9 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
-import concurrent.futures
 import hashlib
 import logging
 import os
 import pathlib
+import queue
 import shutil
 import signal
 import threading
@@ -20,8 +20,8 @@ from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import (BOX, FIFO_FOLDER, LABEL, PROTOCOL_LABEL, SandboxBroken,
                                SandboxContainer)
 from sandbox.instance_folder import InstanceFolder, held
-from sandbox.interaction import (FROM_PROGRAM, TO_PROGRAM, interaction_result, interactor_request,
-                                 interactor_verdict, program_request)
+from sandbox.interaction import (FROM_PROGRAM, TO_PROGRAM, interaction_result, interactive_limits,
+                                 interactor_request, interactor_verdict, program_request)
 from sandbox.job import CaseSpec, Role, SandboxJob
 from sandbox.languages import Language, Toolchain
 from sandbox.pool import SandboxPool
@@ -124,8 +124,6 @@ class DockerSandbox(Sandbox):
         # while they wait for their second never hold them all, and every
         # wait ends (the pool serves at most `max_containers` runs at once).
         self._pairs = threading.BoundedSemaphore(max(1, settings.max_containers // 2))
-        self._pair_threads = concurrent.futures.ThreadPoolExecutor(
-            max_workers=2 * max(1, settings.max_containers // 2), thread_name_prefix='interaction')
         self._static_bytes: Dict[pathlib.Path, int] = {}
         self._warned_landlock = False
         self._stopping = threading.Event()
@@ -156,7 +154,6 @@ class DockerSandbox(Sandbox):
     def stop(self) -> None:
         self._stopping.set()  # no self-test from now on: it would make containers
         self._pool.stop()
-        self._pair_threads.shutdown(wait=False)
 
     def join(self, timeout: Optional[float] = None) -> bool:
         return self._pool.join(timeout)
@@ -446,14 +443,14 @@ class DockerSandbox(Sandbox):
             return CaseResult.judge_error('an interactive case needs two sandboxes at once '
                                           '(MAX_CONTAINER_NUMBER is 1)')
         toolchain = job.language.toolchain
-        # Stopped at the limit: a pair is not run again for a TLE near it.
-        limits = Limits(time_ms=case.time_limit_ms,
-                        memory_kb=case.memory_limit_kb,
-                        output_bytes=self._settings.output_limit)
-        judge_limits = self._judge_limits(Role.INTERACTOR)
+        limits, judge_limits = interactive_limits(
+            Limits(time_ms=case.time_limit_ms,
+                   memory_kb=case.memory_limit_kb,
+                   output_bytes=self._settings.output_limit), self._judge_limits(Role.INTERACTOR))
         interactor = _judge_job(job)
         fifo_folder = f'{BOX}/{FIFO_FOLDER}'
-        requests = (program_request(_case_request(toolchain, limits, self._settings), fifo_folder),
+        requests = (program_request(_case_request(toolchain, limits, self._settings), fifo_folder,
+                                    limits.output_bytes),
                     interactor_request(interactor.language.toolchain, judge_limits, CASE_DIR, _ENV,
                                        fifo_folder))
         files = {INPUT: case.input_path, ANSWER: case.answer_path}
@@ -515,22 +512,41 @@ class DockerSandbox(Sandbox):
     def _both(self, containers: Sequence[SandboxContainer], requests: Sequence[RunRequest],
               files: Sequence[Optional[Dict[str, pathlib.Path]]],
               fifos: Dict[str, pathlib.Path]) -> List[RunResponse]:
-        """Each request in its container, at once. When one fails, the other
-        is aborted: its supervisor might otherwise wait out its wall bound
-        for a peer that never opens the FIFOs."""
-        futures = [
-            self._pair_threads.submit(container.run, request, None, run_files, fifos)
-            for container, request, run_files in zip(containers, requests, files)
-        ]
-        done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
-        failed = [future for future in done if future.exception() is not None]
-        if failed:
-            for container, future in zip(containers, futures):
-                if not future.done():
-                    container.abort()
-            concurrent.futures.wait(futures)
-            raise failed[0].exception()
-        return [future.result() for future in futures]
+        """Each request in its container, at once, each on a daemon thread of
+        its own (an exit must not wait for a run, as for the dispatcher's
+        workers). When one fails, the other is aborted: its supervisor might
+        otherwise wait out its wall bound for a peer that never opens the
+        FIFOs. Every run is bounded (its connection's timeout), so every
+        thread reports."""
+        ended: 'queue.Queue[Tuple[int, object]]' = queue.Queue()
+
+        def side(index: int, container: SandboxContainer, request: RunRequest,
+                 run_files: Optional[Dict[str, pathlib.Path]]) -> None:
+            try:
+                ended.put((index, container.run(request, None, run_files, fifos)))
+            except BaseException as exc:  # reported to the caller, raised there
+                ended.put((index, exc))
+
+        for index, (container, request, run_files) in enumerate(zip(containers, requests, files)):
+            threading.Thread(target=side,
+                             args=(index, container, request, run_files),
+                             name=f'interaction-{index}',
+                             daemon=True).start()
+        runs: List[Optional[RunResponse]] = [None] * len(containers)
+        failure: Optional[BaseException] = None
+        for _ in containers:
+            index, outcome = ended.get()
+            if isinstance(outcome, BaseException):
+                if failure is None:
+                    failure = outcome
+                    for other, container in enumerate(containers):
+                        if runs[other] is None and other != index:
+                            container.abort()
+            else:
+                runs[index] = outcome
+        if failure is not None:
+            raise failure
+        return runs
 
     def _judge(self, job: SandboxJob, case: CaseSpec) -> Tuple[CaseResult, Optional[RunResponse]]:
         """The case judged on the program's run alone, and that run (None

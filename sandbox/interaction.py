@@ -16,8 +16,8 @@ When several things went wrong, the first of these wins:
    of what it said) did not fail on its own: the interactor had ended the
    conversation, and its verdict stands.
 3. The interactor's verdict: AC, or WA (a wrong answer, a presentation
-   error, or a program that stopped reading or talking: the interactor died of
-   SIGPIPE, or a Python interactor of a broken pipe or an end of file).
+   error, or a program that ended the conversation early: an interactor that
+   reads an end of file, or dies of writing to a program that has gone).
 """
 import dataclasses
 import signal
@@ -37,28 +37,34 @@ TO_PROGRAM, FROM_PROGRAM = 'to-program', 'from-program'
 # testlib's interactors write a file for a later checker; none reads it.
 INTERACTOR_OUTPUT = '/dev/null'
 STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
-# A Python interactor's broken pipe or end of file on its stdin is the
-# program's doing (it stopped reading, or exited): a wrong answer (exit 1),
-# not the interactor's failure. What it decided before its last words to a
-# program that had gone stands: its final flush cannot fail it. Any other
+# A Python interactor writes to the program through a writer that drops what
+# a program that has gone would not read (as a C interactor's writes fail,
+# SIGPIPE ignored): what it decides, by its exit code, stands whatever the
+# scheduling. An end of file on its stdin is the program's doing (it ended
+# early): a wrong answer (exit 1), not the interactor's failure. Any other
 # exception is its own failure (exit 3).
-PYTHON_INTERACTOR = f"""import os, runpy, sys, traceback
+PYTHON_INTERACTOR = f"""import io, os, runpy, sys, traceback
+class Program(io.RawIOBase):
+    gone = False
+    def writable(self):
+        return True
+    def write(self, data):
+        if not self.gone:
+            try:
+                return os.write(1, data)
+            except BrokenPipeError:
+                self.gone = True
+        return len(data)
+sys.stdout = io.TextIOWrapper(io.BufferedWriter(Program()), encoding=sys.stdout.encoding,
+                              errors=sys.stdout.errors)
 sys.argv = sys.argv[1:]
-def flushed():
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
 try:
     runpy.run_path(sys.argv[0], run_name="__main__")
-    flushed()
-except SystemExit:
-    flushed()
-    raise
-except (BrokenPipeError, EOFError):
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+except EOFError:
     print({STOPPED_TALKING!r}, file=sys.stderr)
     sys.exit(1)
+except SystemExit:
+    raise
 except BaseException as exc:
     print(f"{{type(exc).__name__}}: {{exc}}", file=sys.stderr)
     traceback.print_exc()
@@ -71,10 +77,26 @@ def fifo_paths(folder: str) -> Tuple[str, str]:
     return f'{folder}/{TO_PROGRAM}', f'{folder}/{FROM_PROGRAM}'
 
 
-def program_request(request: RunRequest, fifo_folder: str) -> RunRequest:
-    """The program's case request, reading TO_PROGRAM and writing FROM_PROGRAM."""
+def interactive_limits(limits: Limits, judge: CheckerLimits) -> Tuple[Limits, CheckerLimits]:
+    """The program's limits and the interactor's for one conversation. The
+    program's wall bound leaves room for the interactor's thinking, which
+    it waits out; the interactor's outlasts the program's, so that an
+    interactor waiting on a program that sleeps never runs out before it
+    (then the program, killed at its bound, was the one that stalled). A
+    conversation is stopped at the limit: no TLE rerun."""
+    program = dataclasses.replace(limits, tle_margin=1.0, extra_wall_ms=judge.time_ms)
+    return program, dataclasses.replace(judge, waits_ms=program.wall_ms)
+
+
+def program_request(request: RunRequest, fifo_folder: str, output_bytes: int) -> RunRequest:
+    """The program's case request, reading TO_PROGRAM and writing FROM_PROGRAM
+    through a relay that stops it past `output_bytes` (OLE): what a program
+    makes its interactor read is bounded as a checker's input is."""
     to_program, from_program = fifo_paths(fifo_folder)
-    return dataclasses.replace(request, fifo_in=to_program, fifo_out=from_program)
+    return dataclasses.replace(request,
+                               fifo_in=to_program,
+                               fifo_out=from_program,
+                               fifo_out_max=output_bytes)
 
 
 def interactor_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
@@ -86,10 +108,13 @@ def interactor_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str
                               env,
                               args=(INPUT, INTERACTOR_OUTPUT, ANSWER),
                               python_wrapper=PYTHON_INTERACTOR)
+    # A write to a program that has gone fails instead of killing it: what
+    # it decided before (its exit code) stands, whatever the scheduling.
     return dataclasses.replace(request,
                                fifo_in=from_program,
                                fifo_out=to_program,
-                               fifo_out_first=True)
+                               fifo_out_first=True,
+                               ignore_sigpipe=True)
 
 
 def interactor_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, str]:

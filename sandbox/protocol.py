@@ -58,6 +58,10 @@ class RunRequest:
     fifo_in: str = ''
     fifo_out: str = ''
     fifo_out_first: bool = False
+    # > 0: what the run writes to `fifo_out` passes a relay that stops the
+    # run past this many bytes (reported as out_size over it).
+    fifo_out_max: int = 0
+    ignore_sigpipe: bool = False  # a write to a closed pipe fails instead of killing
     nofile: int = 64
     artifact: str = ''
     artifact_max: int = 0
@@ -83,7 +87,9 @@ class RunRequest:
         if self.fifo_in or self.fifo_out:
             fields.update(fifo_in=self.fifo_in,
                           fifo_out=self.fifo_out,
-                          fifo_out_first=int(self.fifo_out_first))
+                          fifo_out_first=int(self.fifo_out_first),
+                          fifo_out_max=self.fifo_out_max,
+                          ignore_sigpipe=int(self.ignore_sigpipe))
         parts = [f'{k}={v}' for k, v in fields.items()]
         if self.artifact:
             parts.append(f'artifact={self.artifact}')

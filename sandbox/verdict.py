@@ -21,11 +21,14 @@ class Limits:
     # one that ends between the two is TLE, but may be run again (noise only
     # ever adds time), and the lower time counts.
     tle_margin: float = 1.0
+    # Wall time that is not the program's to spend (an interactive program
+    # waiting while its interactor thinks).
+    extra_wall_ms: int = 0
 
     @property
     def wall_ms(self) -> int:
         # Catches sleepers, whose CPU time stays low.
-        return 3 * self.time_ms + 1000
+        return 3 * self.time_ms + 1000 + self.extra_wall_ms
 
     @property
     def kill_ms(self) -> int:

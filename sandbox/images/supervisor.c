@@ -127,6 +127,10 @@ struct request {
      * held by the peer container's run (see open_fifos). */
     const char *fifo_in, *fifo_out;
     long long fifo_out_first;
+    /* > 0: what the run writes goes through a relay that stops it past this
+     * many bytes (start_relay). */
+    long long fifo_out_max;
+    long long ignore_sigpipe; /* the run's writes to a closed pipe fail instead */
     long long cpu_ms, wall_ms, mem_kb, data_kb, stack_kb, fsize, nofile;
     long long out_send, err_send, tail_send, artifact_max;
     const char *artifact;
@@ -139,6 +143,7 @@ struct request {
 struct outcome {
     int exited, exit_code, signal;
     int wall_timeout, cpu_timeout, mem_exceeded;
+    int out_over; /* it wrote more than fifo_out_max bytes to its peer */
     long long cpu_us, wall_us, maxrss_kb, oom_kills, wipe_us;
 };
 
@@ -486,6 +491,8 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "artifact_max")) rq->artifact_max = n;
             else if (!strcmp(s, "next_uid")) rq->next_uid = n;
             else if (!strcmp(s, "fifo_out_first")) rq->fifo_out_first = n;
+            else if (!strcmp(s, "fifo_out_max")) rq->fifo_out_max = n;
+            else if (!strcmp(s, "ignore_sigpipe")) rq->ignore_sigpipe = n;
             else return -1;
         }
     }
@@ -742,6 +749,11 @@ static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) goto fail;
+    if (rq->ignore_sigpipe) {
+        /* Kept across exec: a write to a peer that has gone fails (EPIPE). */
+        struct sigaction ignore = {.sa_handler = SIG_IGN};
+        if (sigaction(SIGPIPE, &ignore, NULL) < 0) goto fail;
+    }
     /* The OOM killer's first choice, before PID 1 (score 0); Landlock keeps
      * the run from lowering it again. /proc/self is writable by our uid only
      * while we are dumpable. */
@@ -786,8 +798,22 @@ static int is_end(int status) {
     return WIFEXITED(status) || WIFSIGNALED(status);
 }
 
+/* An interactive run's relay (start_relay): a child of PID 1, not of the run. */
+struct relay {
+    pid_t pid; /* -1: none */
+    int done, over;
+    struct rusage ru; /* its own CPU time, which is not the run's */
+};
+#define RELAY_OVER 2
+
+static void relay_ended(struct relay *r, int status, const struct rusage *ru) {
+    r->done = 1;
+    r->over = WIFEXITED(status) && WEXITSTATUS(status) == RELAY_OVER;
+    r->ru = *ru;
+}
+
 static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done,
-                              struct rusage *main_ru) {
+                              struct rusage *main_ru, struct relay *relay) {
     for (;;) {
         kill(-1, SIGKILL);
         int status;
@@ -800,8 +826,44 @@ static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done
         if (pid == main_pid && !*main_done && is_end(status)) {
             *main_done = 1;
             record_end(oc, status, &ru, main_ru);
+        } else if (relay && pid == relay->pid && !relay->done) {
+            relay_ended(relay, status, &ru);
         }
     }
+}
+
+/* What an interactive program writes reaches its peer through a relay that
+ * counts it, and stops past `max` bytes (the run is then stopped: OLE): a
+ * pipe has no file size limit, and a program flooding its peer would make
+ * the peer run out of its own limits, the judge's failure. The relay only
+ * moves pages between two pipes (splice), never reads them; it runs as
+ * PID 1's uid, out of the run's reach, with no capability. *write_end is the
+ * run's stdout. */
+static int start_relay(struct relay *r, int to, long long max, int *write_end) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) die("fork");
+    if (pid == 0) {
+        close(p[1]);
+        close(sock);
+        struct sigaction ignore = {.sa_handler = SIG_IGN};
+        sigaction(SIGPIPE, &ignore, NULL);
+        if (set_caps(0) < 0) _exit(1);
+        long long total = 0;
+        for (;;) {
+            ssize_t n = splice(p[0], NULL, to, NULL, 1 << 16, SPLICE_F_MOVE);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) _exit(0); /* the program's end, or its peer's */
+            total += n;
+            if (total > max) _exit(RELAY_OVER);
+        }
+    }
+    close(p[0]);
+    r->pid = pid;
+    r->done = r->over = 0;
+    *write_end = p[1];
+    return 0;
 }
 
 static long long process_cpu_us(pid_t pid) {
@@ -902,10 +964,17 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
-    int in_fd, fifo_out = -1;
+    int in_fd, run_out = -1; /* our copy of the run's stdout, when it is a pipe */
+    struct relay relay = {.pid = -1, .done = 1};
     if (rq->fifo_in) {
+        int fifo_out;
         if (open_fifos(rq, &in_fd, &fifo_out, error, error_len) < 0) return -1;
-        out_fd = fifo_out;
+        run_out = fifo_out;
+        if (rq->fifo_out_max > 0) {
+            if (start_relay(&relay, fifo_out, rq->fifo_out_max, &run_out) < 0) die("pipe2");
+            close(fifo_out); /* the relay's now */
+        }
+        out_fd = run_out;
     } else {
         in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
                      O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -928,8 +997,9 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     if (pid == 0) exec_child(rq, in_fd, out_fd, err_fd, report[1]);
     close(report[1]);
     close(in_fd);
-    /* The run holds the only copies now: its end is the peer's end of file. */
-    if (fifo_out >= 0) close(fifo_out);
+    /* The run (and the relay) hold the only copies now: their end is the
+     * peer's end of file. */
+    if (run_out >= 0) close(run_out);
 
     int exec_errno = 0;
     if (read(report[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
@@ -955,7 +1025,13 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
             if (reaped == pid && is_end(status)) {
                 main_done = 1;
                 record_end(oc, status, &ru, &main_ru);
+            } else if (reaped == relay.pid && !relay.done) {
+                relay_ended(&relay, status, &ru);
             }
+        }
+        if (relay.over) {
+            oc->out_over = 1;
+            break;
         }
         if (main_done) break;
         long long now = monotonic_us();
@@ -988,11 +1064,26 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
         sigtimedwait(&chld, NULL, &ts);
     }
-    kill_and_reap_all(pid, oc, &main_done, &main_ru);
+    /* What the program wrote last is still on its way to the peer: the relay
+     * ends once it has passed it on, within the wall bound. */
+    while (main_done && !relay.done && monotonic_us() < wall_deadline) {
+        int status;
+        struct rusage ru;
+        if (wait4(relay.pid, &status, WNOHANG | __WALL, &ru) == relay.pid) {
+            relay_ended(&relay, status, &ru);
+            break;
+        }
+        long long wait_us = wall_deadline - monotonic_us();
+        struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
+        sigtimedwait(&chld, NULL, &ts);
+    }
+    oc->out_over |= relay.over;
+    kill_and_reap_all(pid, oc, &main_done, &main_ru, &relay);
     if (status_fd >= 0) close(status_fd);
     oc->wall_us = monotonic_us() - start;
     getrusage(RUSAGE_CHILDREN, &children_after);
-    oc->cpu_us = rusage_cpu_us(&children_after) - rusage_cpu_us(&children_before);
+    oc->cpu_us = rusage_cpu_us(&children_after) - rusage_cpu_us(&children_before) -
+                 (relay.pid > 0 ? rusage_cpu_us(&relay.ru) : 0);
     oc->maxrss_kb = main_ru.ru_maxrss > peak_held ? main_ru.ru_maxrss : peak_held;
     long long oom_after = read_oom_kills();
     oc->oom_kills = (oom_before >= 0 && oom_after >= 0) ? oom_after - oom_before : 0;
@@ -1031,7 +1122,7 @@ static int reset(uid_t next_uid, char *error, size_t error_len) {
     struct outcome oc;
     struct rusage ru;
     int done = 1;
-    kill_and_reap_all(-1, &oc, &done, &ru);
+    kill_and_reap_all(-1, &oc, &done, &ru, NULL);
     if (wipe_all(NULL) < 0) {
         snprintf(error, error_len, "the last job's files could not be removed");
         return -1;
@@ -1140,6 +1231,9 @@ static void serve(char *buf, uint32_t len) {
     int dirty = wipe_all(&oc.wipe_us) < 0;
     long long out_size = file_size(out_fd), err_size = file_size(err_fd);
     long long out_len = out_size < rq.out_send ? out_size : rq.out_send;
+    /* Over its peer's bound, it is over the output limit (fifo_out_max);
+     * what it wrote there went to the peer, none of it is sent. */
+    if (oc.out_over) out_size = rq.fifo_out_max + 1;
     long long err_len = err_size < rq.err_send ? err_size : rq.err_send;
     /* The end of stderr, where runtimes report a failed allocation. */
     long long tail_len = err_size < rq.tail_send ? err_size : rq.tail_send;

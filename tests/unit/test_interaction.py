@@ -127,12 +127,15 @@ def test_the_interactors_message_starts_the_cases_stderr():
 
 
 def test_both_sides_open_the_pipe_towards_the_program_first():
-    program = program_request(CASE_REQUEST, '/box/fifo')
+    program = program_request(CASE_REQUEST, '/box/fifo', 1 << 20)
     interactor = interactor_request(PYTHON, JUDGE, '/work/run', (), '/box/fifo')
     assert (program.fifo_in, program.fifo_out) == ('/box/fifo/to-program', '/box/fifo/from-program')
     assert (interactor.fifo_in, interactor.fifo_out) == (program.fifo_out, program.fifo_in)
     # The program opens its stdin first, the interactor its stdout: the same FIFO.
     assert not program.fifo_out_first and interactor.fifo_out_first
+    # The program's writes are counted; the interactor's to a gone program fail.
+    assert (program.fifo_out_max, interactor.fifo_out_max) == (1 << 20, 0)
+    assert interactor.ignore_sigpipe and not program.ignore_sigpipe
     assert interactor.argv[:3] == ('python3', '-c', PYTHON_INTERACTOR)
     assert interactor.argv[-3:] == ('case/input', '/dev/null', 'case/answer')
 
@@ -170,21 +173,20 @@ def test_a_python_interactors_end(tmp_path, body, code):
         assert STOPPED_TALKING in err
 
 
-def test_a_python_interactor_writing_to_a_program_that_stopped_reading_says_wa(tmp_path):
-    returncode, err = _python_interactor(tmp_path,
-                                         'while True:\n    print("x" * 4096, flush=True)\n',
+def test_a_python_interactor_writing_to_a_program_that_has_gone_goes_on(tmp_path):
+    """Its writes are dropped: it meets the end of the conversation when it
+    reads (WA), or decides as it would have."""
+    returncode, err = _python_interactor(tmp_path, 'for _ in range(100):\n'
+                                         '    print("x" * 4096, flush=True)\n'
+                                         'input()\n',
                                          close_early=True)
     assert returncode == 1 and STOPPED_TALKING in err
 
 
 def test_a_python_interactors_verdict_stands_when_its_last_words_find_no_program(tmp_path):
-    """It decided (exit 0) with parting words in its buffer, which the
-    program no longer reads: flushing them at the end cannot fail it."""
-    returncode, err = _python_interactor(tmp_path,
-                                         'import sys\nsys.stdout.write("bye")\nsys.exit(0)\n',
-                                         close_early=True)
-    assert returncode == 0, err
-    returncode, err = _python_interactor(tmp_path,
-                                         'import sys\nsys.stdout.write("bye")\n',
-                                         close_early=True)
-    assert returncode == 0, err
+    """It decided (exit 0) and said so to a program that no longer reads: its
+    parting words cannot fail it, flushed or not."""
+    for body in ('import sys\nprint("=", flush=True)\nsys.exit(0)\n',
+                 'import sys\nsys.stdout.write("bye")\nsys.exit(0)\n', 'print("=")\n'):
+        returncode, err = _python_interactor(tmp_path, body, close_early=True)
+        assert returncode == 0, (body, err)

@@ -1,0 +1,17 @@
+#include <stdio.h>
+
+int main(void) {
+    long n;
+    if (scanf("%ld", &n) != 1) return 0;
+    long lo = 1, hi = n;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        printf("%ld\n", mid);
+        fflush(stdout);
+        char r[4];
+        if (scanf("%3s", r) != 1 || r[0] == '=') return 0;
+        if (r[0] == '>') lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
+}
