@@ -50,7 +50,8 @@
  *   interactor's, each in a container of its own, joined by two FIFOs the
  *   host made in both boxes: PID 1 opens them as the run's stdin and stdout
  *   (open_fifos says how neither side can hang the other), so a run still
- *   never makes a FIFO itself.
+ *   never makes a FIFO itself. What the program writes passes a relay that
+ *   counts it (start_relay): a pipe has no file size limit.
  * - Between jobs a container is reset (a request of its own): nothing runs,
  *   every writable place and the case folder are empty, checked from PID 1,
  *   and the next job's runs get a uid of their own. A container that cannot
