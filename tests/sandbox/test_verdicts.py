@@ -6,8 +6,10 @@ optionally `time_limit_ms`, `memory_limit_kb`, `exit_code`, `stdout_contains`,
 `chaos/` folder placed beside the source, and a `checker/` folder (the
 problem's checker: `checker.<ext>` and what it includes), which then judges
 the output, or an `interactor/` folder (`interactor.<ext>`), which then
-talks with the program and judges the conversation. Adding a case adds no
-code.
+talks with the program and judges the conversation. Instead of its own
+folder a case may name one of `judges/` in `case.json` (`"checker": NAME` or
+`"interactor": NAME`): many cases meet the same checker or interactor.
+Adding a case adds no code.
 
 Each case is judged twice in the same sandbox (the second run must not see
 anything the first left), with another job's files alive beside it and the
@@ -32,6 +34,7 @@ from sandbox.results import Status
 from tests.sandbox.conftest import SECRET, assert_nothing_left_running
 
 CASES_DIR = pathlib.Path(__file__).parent / 'cases'
+JUDGES_DIR = pathlib.Path(__file__).parent / 'judges'
 LANGUAGE_BY_SOURCE = {lang.source_name: lang for lang in Language}
 # Generous: this checks that a run is bounded, not how fast it is.
 BOUND_SLACK_SEC = 10
@@ -47,15 +50,16 @@ class VerdictCase:
     exit_code: Optional[int]
     stdout_contains: Optional[str]
     stderr_contains: Optional[str]
-    judge: Optional[Tuple[Role, Language]]
+    judge: Optional[Tuple[Role, Language, pathlib.Path]]  # and the folder it is in
 
     @classmethod
     def load(cls, folder: pathlib.Path) -> 'VerdictCase':
         sources = [p.name for p in folder.iterdir() if p.name in LANGUAGE_BY_SOURCE]
         assert len(sources) == 1, f'{folder.name}: exactly one main.* expected'
         meta = json.loads((folder / 'case.json').read_text())
-        judges = [(role, lang) for role in Role for lang in Language
-                  if (folder / role.value / role.source_name(lang)).is_file()]
+        judges = [(role, lang, where) for role in Role for where in
+                  [JUDGES_DIR / meta[role.value] if role.value in meta else folder / role.value]
+                  for lang in Language if (where / role.source_name(lang)).is_file()]
         assert len(judges) <= 1, f'{folder.name}: one checker or interactor at most'
         return cls(folder=folder,
                    judge=judges[0] if judges else None,
@@ -76,8 +80,8 @@ class VerdictCase:
         if (self.folder / 'chaos').is_dir():
             shutil.copytree(self.folder / 'chaos', src, dirs_exist_ok=True)
         if self.judge is not None:
-            role = self.judge[0].value
-            shutil.copytree(self.folder / role, job_dir / role)
+            role, _, where = self.judge
+            shutil.copytree(where, job_dir / role.value)
         for name, default in (('input', b''), ('output', b'')):
             path = self.folder / name
             data = path.read_bytes() if path.exists() else default
@@ -108,7 +112,7 @@ def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary
     spec = case.lay_out(tmp_path / 'job')
     judge = None
     if case.judge is not None:
-        role, language = case.judge
+        role, language, _ = case.judge
         judge = JudgeProgram(role, language, tmp_path / 'job' / role.value)
     job = SandboxJob(key=f'{folder.name}-{uuid.uuid4()}',
                      language=case.language,
