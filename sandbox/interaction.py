@@ -16,8 +16,10 @@ When several things went wrong, the first of these wins:
    of what it said) did not fail on its own: the interactor had ended the
    conversation, and its verdict stands.
 3. The interactor's verdict: AC, or WA (a wrong answer, a presentation
-   error, or a program that ended the conversation early: an interactor that
-   reads an end of file, or dies of writing to a program that has gone).
+   error, or a program that ended the conversation early: the interactor
+   read an end of file). What the interactor writes to a program that has
+   gone is dropped, never failed (the supervisor's relay), so its decision
+   does not depend on how the two ended in time.
 """
 import dataclasses
 import signal
@@ -37,26 +39,11 @@ TO_PROGRAM, FROM_PROGRAM = 'to-program', 'from-program'
 # testlib's interactors write a file for a later checker; none reads it.
 INTERACTOR_OUTPUT = '/dev/null'
 STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
-# A Python interactor writes to the program through a writer that drops what
-# a program that has gone would not read (as a C interactor's writes fail,
-# SIGPIPE ignored): what it decides, by its exit code, stands whatever the
-# scheduling. An end of file on its stdin is the program's doing (it ended
-# early): a wrong answer (exit 1), not the interactor's failure. Any other
-# exception is its own failure (exit 3).
-PYTHON_INTERACTOR = f"""import io, os, runpy, sys, traceback
-class Program(io.RawIOBase):
-    gone = False
-    def writable(self):
-        return True
-    def write(self, data):
-        if not self.gone:
-            try:
-                return os.write(1, data)
-            except BrokenPipeError:
-                self.gone = True
-        return len(data)
-sys.stdout = io.TextIOWrapper(io.BufferedWriter(Program()), encoding=sys.stdout.encoding,
-                              errors=sys.stdout.errors)
+# A Python interactor's end of file on its stdin is the program's doing (it
+# ended early): a wrong answer (exit 1), not the interactor's failure. Any
+# other exception is its own failure (exit 3). (Its writes never fail: the
+# supervisor's relay drops them once the program has gone.)
+PYTHON_INTERACTOR = f"""import runpy, sys, traceback
 sys.argv = sys.argv[1:]
 try:
     runpy.run_path(sys.argv[0], run_name="__main__")
@@ -91,7 +78,8 @@ def interactive_limits(limits: Limits, judge: CheckerLimits) -> Tuple[Limits, Ch
 def program_request(request: RunRequest, fifo_folder: str, output_bytes: int) -> RunRequest:
     """The program's case request, reading TO_PROGRAM and writing FROM_PROGRAM
     through a relay that stops it past `output_bytes` (OLE): what a program
-    makes its interactor read is bounded as a checker's input is."""
+    makes its interactor read is bounded as a checker's input is, and is a
+    stream (never the program's packets one by one)."""
     to_program, from_program = fifo_paths(fifo_folder)
     return dataclasses.replace(request,
                                fifo_in=to_program,
@@ -108,13 +96,13 @@ def interactor_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str
                               env,
                               args=(INPUT, INTERACTOR_OUTPUT, ANSWER),
                               python_wrapper=PYTHON_INTERACTOR)
-    # A write to a program that has gone fails instead of killing it: what
-    # it decided before (its exit code) stands, whatever the scheduling.
+    # Its writes to a program that has gone are dropped, never failed: what
+    # it decides (its exit code) stands, whatever the scheduling.
     return dataclasses.replace(request,
                                fifo_in=from_program,
                                fifo_out=to_program,
                                fifo_out_first=True,
-                               ignore_sigpipe=True)
+                               fifo_out_drop=True)
 
 
 def interactor_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, str]:

@@ -58,10 +58,12 @@ class RunRequest:
     fifo_in: str = ''
     fifo_out: str = ''
     fifo_out_first: bool = False
-    # > 0: what the run writes to `fifo_out` passes a relay that stops the
-    # run past this many bytes (reported as out_size over it).
+    # What the run writes to `fifo_out` passes a relay: > 0, it stops the run
+    # past this many bytes (reported as out_size over it); `fifo_out_drop`,
+    # once the peer has gone it drops what the run writes (its writes never
+    # fail).
     fifo_out_max: int = 0
-    ignore_sigpipe: bool = False  # a write to a closed pipe fails instead of killing
+    fifo_out_drop: bool = False
     nofile: int = 64
     artifact: str = ''
     artifact_max: int = 0
@@ -89,7 +91,7 @@ class RunRequest:
                           fifo_out=self.fifo_out,
                           fifo_out_first=int(self.fifo_out_first),
                           fifo_out_max=self.fifo_out_max,
-                          ignore_sigpipe=int(self.ignore_sigpipe))
+                          fifo_out_drop=int(self.fifo_out_drop))
         parts = [f'{k}={v}' for k, v in fields.items()]
         if self.artifact:
             parts.append(f'artifact={self.artifact}')

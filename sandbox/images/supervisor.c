@@ -50,8 +50,8 @@
  *   interactor's, each in a container of its own, joined by two FIFOs the
  *   host made in both boxes: PID 1 opens them as the run's stdin and stdout
  *   (open_fifos says how neither side can hang the other), so a run still
- *   never makes a FIFO itself. What the program writes passes a relay that
- *   counts it (start_relay): a pipe has no file size limit.
+ *   never makes a FIFO itself. What each side writes passes a relay
+ *   (start_relay): the program's counts, the interactor's never fails.
  * - Between jobs a container is reset (a request of its own): nothing runs,
  *   every writable place and the case folder are empty, checked from PID 1,
  *   and the next job's runs get a uid of their own. A container that cannot
@@ -128,10 +128,10 @@ struct request {
      * held by the peer container's run (see open_fifos). */
     const char *fifo_in, *fifo_out;
     long long fifo_out_first;
-    /* > 0: what the run writes goes through a relay that stops it past this
-     * many bytes (start_relay). */
-    long long fifo_out_max;
-    long long ignore_sigpipe; /* the run's writes to a closed pipe fail instead */
+    /* What the run writes to fifo_out passes a relay (start_relay): > 0, it
+     * stops the run past this many bytes; fifo_out_drop, once the peer has
+     * gone it drops what the run writes, which then never fails. */
+    long long fifo_out_max, fifo_out_drop;
     long long cpu_ms, wall_ms, mem_kb, data_kb, stack_kb, fsize, nofile;
     long long out_send, err_send, tail_send, artifact_max;
     const char *artifact;
@@ -493,7 +493,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "next_uid")) rq->next_uid = n;
             else if (!strcmp(s, "fifo_out_first")) rq->fifo_out_first = n;
             else if (!strcmp(s, "fifo_out_max")) rq->fifo_out_max = n;
-            else if (!strcmp(s, "ignore_sigpipe")) rq->ignore_sigpipe = n;
+            else if (!strcmp(s, "fifo_out_drop")) rq->fifo_out_drop = n;
             else return -1;
         }
     }
@@ -750,11 +750,6 @@ static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) goto fail;
-    if (rq->ignore_sigpipe) {
-        /* Kept across exec: a write to a peer that has gone fails (EPIPE). */
-        struct sigaction ignore = {.sa_handler = SIG_IGN};
-        if (sigaction(SIGPIPE, &ignore, NULL) < 0) goto fail;
-    }
     /* The OOM killer's first choice, before PID 1 (score 0); Landlock keeps
      * the run from lowering it again. /proc/self is writable by our uid only
      * while we are dumpable. */
@@ -802,14 +797,16 @@ static int is_end(int status) {
 /* An interactive run's relay (start_relay): a child of PID 1, not of the run. */
 struct relay {
     pid_t pid; /* -1: none */
-    int done, over;
+    int done, over, broken;
     struct rusage ru; /* its own CPU time, which is not the run's */
 };
 #define RELAY_OVER 2
+#define RELAY_BROKEN 3
 
 static void relay_ended(struct relay *r, int status, const struct rusage *ru) {
     r->done = 1;
     r->over = WIFEXITED(status) && WEXITSTATUS(status) == RELAY_OVER;
+    r->broken = WIFEXITED(status) && WEXITSTATUS(status) == RELAY_BROKEN;
     r->ru = *ru;
 }
 
@@ -833,36 +830,54 @@ static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done
     }
 }
 
-/* What an interactive program writes reaches its peer through a relay that
- * counts it, and stops past `max` bytes (the run is then stopped: OLE): a
- * pipe has no file size limit, and a program flooding its peer would make
- * the peer run out of its own limits, the judge's failure. The relay only
- * moves pages between two pipes (splice), never reads them; it runs as
- * PID 1's uid, out of the run's reach, with no capability. *write_end is the
- * run's stdout. */
-static int start_relay(struct relay *r, int to, long long max, int *write_end) {
+/* What an interactive run writes reaches its peer through a relay, a child
+ * of PID 1 that copies it from a pipe (the run's stdout) into the FIFO:
+ * - for the program, it counts, and past `max` bytes it stops (the run is
+ *   then stopped: OLE). A pipe has no file size limit, and a program flooding
+ *   its peer would make the peer run out of its own limits, the judge's
+ *   failure. It copies, so the peer reads a stream, never the program's
+ *   packets (a pipe in O_DIRECT mode) one by one;
+ * - for the interactor (`drop`), once the program has gone it drops what the
+ *   interactor writes: its writes never fail, so what it decides (its exit
+ *   code) does not hang on how the two ended in time.
+ * It runs as PID 1's uid, out of the run's reach, with no capability, and
+ * holds nothing but its two pipes (a copy of the run's stdin would keep the
+ * peer's writes to a gone run from failing). *write_end is the run's stdout. */
+static int start_relay(struct relay *r, int to, long long max, int drop, int *write_end) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) return -1;
     pid_t pid = fork();
     if (pid < 0) die("fork");
     if (pid == 0) {
-        close(p[1]);
-        close(sock);
+        int from = fcntl(p[0], F_DUPFD, 10), peer = fcntl(to, F_DUPFD, 10);
+        if (from < 0 || peer < 0 || dup2(from, 3) < 0 || dup2(peer, 4) < 0 || set_caps(0) < 0)
+            _exit(RELAY_BROKEN);
+        for (int fd = 0; fd < 3; fd++) close(fd);
+        if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
+            for (int fd = 5; fd < 65536; fd++) close(fd);
         struct sigaction ignore = {.sa_handler = SIG_IGN};
         sigaction(SIGPIPE, &ignore, NULL);
-        if (set_caps(0) < 0) _exit(1);
+        static char buf[1 << 16];
         long long total = 0;
+        int gone = 0;
         for (;;) {
-            ssize_t n = splice(p[0], NULL, to, NULL, 1 << 16, SPLICE_F_MOVE);
+            ssize_t n = read(3, buf, sizeof buf);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) _exit(0); /* the program's end, or its peer's */
+            if (n <= 0) _exit(0); /* the run's end */
             total += n;
-            if (total > max) _exit(RELAY_OVER);
+            if (max > 0 && total > max) _exit(RELAY_OVER);
+            for (ssize_t done = 0; !gone && done < n;) {
+                ssize_t w = write(4, buf + done, (size_t)(n - done));
+                if (w < 0 && errno == EINTR) continue;
+                if (w < 0 && !drop) _exit(0); /* the peer's end: the run's writes fail */
+                if (w < 0) gone = 1;
+                else done += w;
+            }
         }
     }
     close(p[0]);
     r->pid = pid;
-    r->done = r->over = 0;
+    r->done = r->over = r->broken = 0;
     *write_end = p[1];
     return 0;
 }
@@ -970,11 +985,9 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     if (rq->fifo_in) {
         int fifo_out;
         if (open_fifos(rq, &in_fd, &fifo_out, error, error_len) < 0) return -1;
-        run_out = fifo_out;
-        if (rq->fifo_out_max > 0) {
-            if (start_relay(&relay, fifo_out, rq->fifo_out_max, &run_out) < 0) die("pipe2");
-            close(fifo_out); /* the relay's now */
-        }
+        if (start_relay(&relay, fifo_out, rq->fifo_out_max, (int)rq->fifo_out_drop, &run_out) < 0)
+            die("pipe2");
+        close(fifo_out); /* the relay's now */
         out_fd = run_out;
     } else {
         in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
@@ -1065,6 +1078,8 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
         sigtimedwait(&chld, NULL, &ts);
     }
+    /* The run's time ends here, whatever the relay still has to do. */
+    long long ended = monotonic_us();
     /* What the program wrote last is still on its way to the peer: the relay
      * ends once it has passed it on, within the wall bound. */
     while (main_done && !relay.done && monotonic_us() < wall_deadline) {
@@ -1078,10 +1093,10 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
         sigtimedwait(&chld, NULL, &ts);
     }
-    oc->out_over |= relay.over;
     kill_and_reap_all(pid, oc, &main_done, &main_ru, &relay);
+    oc->out_over |= relay.over;
     if (status_fd >= 0) close(status_fd);
-    oc->wall_us = monotonic_us() - start;
+    oc->wall_us = ended - start;
     getrusage(RUSAGE_CHILDREN, &children_after);
     oc->cpu_us = rusage_cpu_us(&children_after) - rusage_cpu_us(&children_before) -
                  (relay.pid > 0 ? rusage_cpu_us(&relay.ru) : 0);
@@ -1090,6 +1105,10 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     oc->oom_kills = (oom_before >= 0 && oom_after >= 0) ? oom_after - oom_before : 0;
     if (exec_errno) {
         snprintf(error, error_len, "exec %s: %s", rq->argv[0], strerror(exec_errno));
+        return -1;
+    }
+    if (relay.broken) {
+        snprintf(error, error_len, "the relay of the run's output could not start");
         return -1;
     }
     return 0;

@@ -133,14 +133,14 @@ def test_both_sides_open_the_pipe_towards_the_program_first():
     assert (interactor.fifo_in, interactor.fifo_out) == (program.fifo_out, program.fifo_in)
     # The program opens its stdin first, the interactor its stdout: the same FIFO.
     assert not program.fifo_out_first and interactor.fifo_out_first
-    # The program's writes are counted; the interactor's to a gone program fail.
+    # The program's writes are counted; the interactor's to a gone program dropped.
     assert (program.fifo_out_max, interactor.fifo_out_max) == (1 << 20, 0)
-    assert interactor.ignore_sigpipe and not program.ignore_sigpipe
+    assert interactor.fifo_out_drop and not program.fifo_out_drop
     assert interactor.argv[:3] == ('python3', '-c', PYTHON_INTERACTOR)
     assert interactor.argv[-3:] == ('case/input', '/dev/null', 'case/answer')
 
 
-def _python_interactor(tmp_path, body: str, program_input: bytes = b'', close_early=False):
+def _python_interactor(tmp_path, body: str, program_input: bytes = b''):
     """The wrapper around an interactor's source, run here on pipes, buffered
     as in a sandbox."""
     (tmp_path / 'interactor.py').write_text(body)
@@ -151,8 +151,6 @@ def _python_interactor(tmp_path, body: str, program_input: bytes = b'', close_ea
                                stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
-    if close_early:
-        process.stdout.close()  # the program stopped reading
     _, err = process.communicate(program_input, timeout=60)
     return process.returncode, (err or b'').decode()
 
@@ -171,22 +169,3 @@ def test_a_python_interactors_end(tmp_path, body, code):
     assert returncode == code, err
     if code == 1 and 'input' in body:
         assert STOPPED_TALKING in err
-
-
-def test_a_python_interactor_writing_to_a_program_that_has_gone_goes_on(tmp_path):
-    """Its writes are dropped: it meets the end of the conversation when it
-    reads (WA), or decides as it would have."""
-    returncode, err = _python_interactor(tmp_path, 'for _ in range(100):\n'
-                                         '    print("x" * 4096, flush=True)\n'
-                                         'input()\n',
-                                         close_early=True)
-    assert returncode == 1 and STOPPED_TALKING in err
-
-
-def test_a_python_interactors_verdict_stands_when_its_last_words_find_no_program(tmp_path):
-    """It decided (exit 0) and said so to a program that no longer reads: its
-    parting words cannot fail it, flushed or not."""
-    for body in ('import sys\nprint("=", flush=True)\nsys.exit(0)\n',
-                 'import sys\nsys.stdout.write("bye")\nsys.exit(0)\n', 'print("=")\n'):
-        returncode, err = _python_interactor(tmp_path, body, close_early=True)
-        assert returncode == 0, (body, err)
