@@ -1093,6 +1093,9 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
         sigtimedwait(&chld, NULL, &ts);
     }
+    /* Words still on their way at the bound: the conversation did not end
+     * within it (and what is left uncounted may be over the limit). */
+    if (main_done && !relay.done) oc->wall_timeout = 1;
     kill_and_reap_all(pid, oc, &main_done, &main_ru, &relay);
     oc->out_over |= relay.over;
     if (status_fd >= 0) close(status_fd);
