@@ -1,4 +1,5 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
+import contextlib
 import hashlib
 import logging
 import os
@@ -9,7 +10,7 @@ import signal
 import threading
 import time
 import uuid
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 import docker
 import docker.errors
@@ -454,20 +455,15 @@ class DockerSandbox(Sandbox):
                     interactor_request(interactor.language.toolchain, judge_limits, CASE_DIR, _ENV,
                                        fifo_folder))
         files = {INPUT: case.input_path, ANSWER: case.answer_path}
-        for attempt in (1, 2):
-            try:
-                program, interactor_run = self._pair(job, interactor, requests, files)
-                break
-            except (SandboxBroken, SupervisorFailure) as exc:
-                if attempt == 2:
-                    return CaseResult.judge_error(
-                        f'sandbox failure: {self._judge_failure(job, exc)}')
-                log.warning('sandbox failure, retrying in fresh sandboxes: %s', exc)
-            except OSError as exc:
-                raise disk_fault(exc, 'the sandbox folder') or exc
-        judged = interactor_verdict(interactor_run, judge_limits)
-        self._note_stop(job, *judged)
-        return interaction_result(program, limits, toolchain, judged, self._settings.report_limit)
+
+        def conversation() -> CaseResult:
+            program, interactor_run = self._pair(job, interactor, requests, files)
+            judged = interactor_verdict(interactor_run, judge_limits)
+            self._note_stop(job, *judged)
+            return interaction_result(program, limits, toolchain, judged,
+                                      self._settings.report_limit)
+
+        return self._retried(job, conversation, CaseResult.judge_error)
 
     def _pair(self, job: SandboxJob, interactor: SandboxJob, requests: Tuple[RunRequest,
                                                                              RunRequest],
@@ -480,33 +476,21 @@ class DockerSandbox(Sandbox):
                  for j in (job, interactor)]
         with self._pairs:
             containers = self._containers_and_core(wants)
-            fifos = self._artifacts / f'fifos-{uuid.uuid4().hex}'
+            folder = self._artifacts / f'fifos-{uuid.uuid4().hex}'
+            fifos = {name: folder / name for name in (TO_PROGRAM, FROM_PROGRAM)}
             try:
-                try:
-                    fifos.mkdir()
-                    for name in (TO_PROGRAM, FROM_PROGRAM):
-                        os.mkfifo(fifos / name)
-                        os.chmod(fifos / name, 0o666)  # the supervisors' uid opens them
-                    with self._lock:
-                        self._running += 1
-                    try:
-                        runs = self._both(
-                            containers, requests, (None, files),
-                            {name: fifos / name
-                             for name in (TO_PROGRAM, FROM_PROGRAM)})
-                    finally:
-                        with self._lock:
-                            self._running -= 1
-                finally:
-                    self._cpu_slots.release()
+                with self._judging():
+                    folder.mkdir()
+                    for path in fifos.values():
+                        os.mkfifo(path)
+                        os.chmod(path, 0o666)  # the supervisors' uid opens them
+                    runs = self._both(containers, requests, (None, files), fifos)
             finally:
                 for container in containers:
                     self._pool.give_back(container, broken=container.broken)
-                shutil.rmtree(fifos, ignore_errors=True)
-        for run, container in zip(runs, containers):
-            log.debug('interactive case in %s: exit %d, signal %d, cpu %d us, wall %d us',
-                      container.name, run.exit_code, run.signal, run.cpu_us, run.wall_us)
-            self._warn_without_landlock(run)
+                shutil.rmtree(folder, ignore_errors=True)
+        for request, run, container in zip(requests, runs, containers):
+            self._ran(request, run, container)
         return runs[0], runs[1]
 
     def _both(self, containers: Sequence[SandboxContainer], requests: Sequence[RunRequest],
@@ -725,53 +709,74 @@ class DockerSandbox(Sandbox):
         failure is the host's (HostFault) or, on a healthy host, `judge_error`.
         A failing host folder is the host's too.
         """
+        return self._retried(
+            job, lambda: self._attempt(job, toolchain, staging, request, stdin, finish, files),
+            judge_error)
+
+    def _retried(self, job: SandboxJob, once: Callable[[], T], judge_error: Callable[[str],
+                                                                                     T]) -> T:
+        """`once()` (runs in fresh containers each time it is called), tried
+        once more after a sandbox failure; a second failure is the host's
+        (HostFault) or, on a healthy host, `judge_error`. A failing host
+        folder is the host's too."""
         try:
-            return self._attempts(job, toolchain, staging, request, stdin, finish, files)
+            for attempt in (1, 2):
+                try:
+                    return once()
+                except (SandboxBroken, SupervisorFailure) as exc:
+                    if attempt == 2:
+                        raise
+                    log.warning('sandbox failure, retrying in a fresh sandbox: %s', exc)
+            raise AssertionError('unreachable')
         except (SandboxBroken, SupervisorFailure) as exc:
             return judge_error(f'sandbox failure: {self._judge_failure(job, exc)}')
         except OSError as exc:
             raise disk_fault(exc, 'the sandbox folder') or exc
 
-    def _attempts(self,
-                  job: SandboxJob,
-                  toolchain: Toolchain,
-                  staging: pathlib.Path,
-                  request: RunRequest,
-                  stdin: Optional[pathlib.Path],
-                  finish: Callable[[RunResponse, SandboxContainer], T],
-                  files: Optional[Dict[str, pathlib.Path]] = None) -> T:
+    def _attempt(self,
+                 job: SandboxJob,
+                 toolchain: Toolchain,
+                 staging: pathlib.Path,
+                 request: RunRequest,
+                 stdin: Optional[pathlib.Path],
+                 finish: Callable[[RunResponse, SandboxContainer], T],
+                 files: Optional[Dict[str, pathlib.Path]] = None) -> T:
+        """One run of `request` in one of the job's containers, `finish`ed there."""
         image = self._settings.images[toolchain.image_kind]
-        for attempt in (1, 2):
+        container, = self._containers_and_core([(job, image, staging)])
+        try:
+            with self._judging():
+                run = container.run(request, stdin, files)
+        except BaseException:
+            self._pool.give_back(container, broken=container.broken)
+            raise
+        try:
+            self._ran(request, run, container)
+            return finish(run, container)
+        finally:
+            self._pool.give_back(container, broken=container.broken)
+
+    @contextlib.contextmanager
+    def _judging(self) -> Iterator[None]:
+        """Around a run (or a pair's) holding the core `_containers_and_core`
+        took: counted in `runs_in_progress` while it runs, the core released
+        after."""
+        try:
+            with self._lock:
+                self._running += 1
             try:
-                container, = self._containers_and_core([(job, image, staging)])
-                try:
-                    try:
-                        with self._lock:
-                            self._running += 1
-                        try:
-                            run = container.run(request, stdin, files)
-                        finally:
-                            with self._lock:
-                                self._running -= 1
-                    finally:
-                        self._cpu_slots.release()
-                except BaseException:
-                    self._pool.give_back(container, broken=container.broken)
-                    raise
-                try:
-                    log.debug(
-                        '%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB, '
-                        'wipe %d us', request.kind.name.lower(), container.name, run.exit_code,
-                        run.signal, run.cpu_us, run.wall_us, run.maxrss_kb, run.wipe_us)
-                    self._warn_without_landlock(run)
-                    return finish(run, container)
-                finally:
-                    self._pool.give_back(container, broken=container.broken)
-            except (SandboxBroken, SupervisorFailure) as exc:
-                if attempt == 2:
-                    raise
-                log.warning('sandbox failure, retrying in a fresh sandbox: %s', exc)
-        raise AssertionError('unreachable')
+                yield
+            finally:
+                with self._lock:
+                    self._running -= 1
+        finally:
+            self._cpu_slots.release()
+
+    def _ran(self, request: RunRequest, run: RunResponse, container: SandboxContainer) -> None:
+        log.debug('%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB, wipe %d us',
+                  request.kind.name.lower(), container.name, run.exit_code, run.signal, run.cpu_us,
+                  run.wall_us, run.maxrss_kb, run.wipe_us)
+        self._warn_without_landlock(run)
 
     def _containers_and_core(
             self, wants: Sequence[Tuple[SandboxJob, str, pathlib.Path]]) -> List[SandboxContainer]:

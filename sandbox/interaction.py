@@ -30,7 +30,7 @@ from sandbox.checking import (ANSWER, INPUT, CheckerLimits, checked_result, chec
 from sandbox.languages import Toolchain
 from sandbox.protocol import RunRequest, RunResponse
 from sandbox.results import CaseResult, Status
-from sandbox.verdict import Limits, case_result, status_of
+from sandbox.verdict import Limits, case_result, last_words_match
 
 ROLE = 'interactor'
 # The two FIFOs of a case, by their names in each box's FIFO folder; both
@@ -126,7 +126,7 @@ def interaction_result(program: RunResponse, limits: Limits, toolchain: Toolchai
         # Judged as if it had ended well: its limits still count.
         program = dataclasses.replace(program, exit_code=0, signal=0)
     result = case_result(program, limits, toolchain, b'', report_limit)
-    if status_of(program, limits, toolchain, b'') is not Status.AC:
+    if result.status is not Status.AC:
         return result
     return checked_result(result, status, message, ROLE)
 
@@ -134,7 +134,5 @@ def interaction_result(program: RunResponse, limits: Limits, toolchain: Toolchai
 def _died_of_a_closed_pipe(run: RunResponse, toolchain: Toolchain) -> bool:
     if run.signal == signal.SIGPIPE:
         return True
-    if run.signal or run.exit_code == 0 or toolchain.pipe_closed_line is None:
-        return False
-    lines = run.stderr_tail.rstrip().splitlines()
-    return bool(lines) and toolchain.pipe_closed_line.match(lines[-1].strip()) is not None
+    return not run.signal and run.exit_code != 0 and last_words_match(run,
+                                                                      toolchain.pipe_closed_line)

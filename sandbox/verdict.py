@@ -5,6 +5,7 @@ or AC by comparison. JE is decided by the caller (the run did not happen).
 """
 import dataclasses
 import math
+from typing import Optional, Pattern
 
 from sandbox.compare import outputs_match
 from sandbox.languages import Toolchain
@@ -70,10 +71,15 @@ def _died_of_failed_allocation(run: RunResponse, toolchain: Toolchain) -> bool:
     """The runtime's own last words: an uncaught MemoryError or bad_alloc
     (the memory cap refused an allocation). Only the last line counts, so a
     message that merely mentions it does not."""
-    if toolchain.out_of_memory_line is None:
-        return False
+    return last_words_match(run, toolchain.out_of_memory_line)
+
+
+def last_words_match(run: RunResponse, line: Optional[Pattern[bytes]]) -> bool:
+    """Whether the last line of the run's stderr is `line` (a runtime's own
+    report of how it died); a message that merely mentions it elsewhere
+    does not count. False when there is no pattern."""
     lines = run.stderr_tail.rstrip().splitlines()
-    return bool(lines) and toolchain.out_of_memory_line.match(lines[-1].strip()) is not None
+    return line is not None and bool(lines) and line.match(lines[-1].strip()) is not None
 
 
 def report_text(data: bytes, limit: int) -> str:

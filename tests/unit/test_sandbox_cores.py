@@ -70,8 +70,8 @@ def attempt(ready):
     pool = sandbox._pool = Pool(cores, ready)
     job = SandboxJob(key='k', language=Language.C, source_dir=pathlib.Path('/nonexistent'))
     finished = []
-    sandbox._attempts(job, Language.C.toolchain, pathlib.Path('/nonexistent'), REQUEST, None,
-                      lambda run, container: finished.append(cores.held))
+    sandbox._attempt(job, Language.C.toolchain, pathlib.Path('/nonexistent'), REQUEST, None,
+                     lambda run, container: finished.append(cores.held))
     return cores, pool, finished
 
 

@@ -40,7 +40,7 @@ def judge(tmp_path, monkeypatch):
                 raise fail_on[1]
             return finish(runs.pop(0), None)
 
-        monkeypatch.setattr(sandbox, '_attempts', attempts)
+        monkeypatch.setattr(sandbox, '_attempt', attempts)
         result = sandbox.run_case(job, CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
         return result, requests
 
