@@ -14,7 +14,7 @@
 4. Judges a case after a case that left as much behind as it could (files and
    folders in every writable place): the second case's wall time against a
    case after a clean one, and the leftover case's own wall time over its CPU
-   time (its run, kill and wipe).
+   time (its run, its kill and the end of its mounts).
 
 Figures are ratios and spreads measured in one run on one machine: they are
 printed, never asserted.
@@ -195,7 +195,7 @@ def main():
           f'it could behind: {after_leftovers:.2f} ms (ratio '
           f'{after_leftovers / max(after_clean, 1e-3):.2f})')
     print(f'that leftover case itself: {leftover_extra:.2f} ms of wall time over its CPU time '
-          '(run, kill, wipe)')
+          '(run, kill, the end of its mounts)')
     print(f'CPU-bound program, {args.cpu_runs} runs: mean {mean:.1f} ms, '
           f'min {min(cpu_ms)} ms, max {max(cpu_ms)} ms, stdev {statistics.stdev(cpu_ms):.2f} ms, '
           f'coefficient of variation {cv:.2f} %')

@@ -37,8 +37,12 @@ FIFO_FOLDER = 'fifo'
 # these capabilities and no other; every run is the container's run uid with
 # none. A run then cannot act on PID 1 (its limits, priority, affinity) nor,
 # through it, on any later run (supervisor.c says why each is needed).
+# SYS_ADMIN gives every run a pid namespace and writable places of its own:
+# nothing a run leaves, not even a counter, reaches a later run. With it
+# the engine's seccomp profile lets the supervisor make namespaces and
+# mounts; its own filter refuses them, and much else, to every run.
 SUPERVISOR_START_UID = '0:0'
-SUPERVISOR_CAPS = ('KILL', 'SETGID', 'SETUID', 'SETPCAP')
+SUPERVISOR_CAPS = ('KILL', 'SETGID', 'SETUID', 'SYS_ADMIN', 'SETPCAP')
 # Each job's runs get a uid of their own, drawn from this range: the kernel
 # counts pending signals, pipe buffers and inotify instances per uid across
 # the host, and one job must not starve another of them. Two live containers
@@ -50,8 +54,9 @@ PROTOCOL_LABEL = 'oj-sandbox.protocol'
 # Extra time granted over a run's own wall bound for the supervisor to clean
 # up and stream the outputs back before the host gives up on it.
 TRANSFER_GRACE_SEC = 15.0
-# A reset has nothing left to wait for (every run already ended and was
-# wiped); a supervisor slower than this is not fit for another job.
+# A reset has nothing left to wait for (every run already ended, its
+# namespaces and mounts with it); a supervisor slower than this is not fit
+# for another job.
 RESET_TIMEOUT_SEC = 10.0
 # Memory a container's cgroup may hold after a reset beyond what it held
 # after its first job (caches of what jobs read, kernel memory such as
@@ -139,7 +144,8 @@ class SandboxContainer:
                 read_only=True,
                 cap_drop=['ALL'],
                 cap_add=list(SUPERVISOR_CAPS),
-                security_opt=['no-new-privileges'],
+                security_opt=['no-new-privileges'] +
+                (['apparmor=unconfined'] if lim.apparmor_unconfined else []),
                 mem_limit=lim.memory_bytes,
                 memswap_limit=lim.memory_bytes,
                 pids_limit=lim.pids,
@@ -236,7 +242,8 @@ class SandboxContainer:
     def _converse(self, request: RunRequest) -> RunResponse:
         """Lock held: the request sent, its answer read."""
         try:
-            self._conn.settimeout(request.wall_ms / 1000 + TRANSFER_GRACE_SEC)
+            self._conn.settimeout((request.wall_ms + request.wall_credit_ms) / 1000 +
+                                  TRANSFER_GRACE_SEC)
             self._conn.sendall(request.encode())
             response = read_response(self._conn, request)
         except SupervisorFailure:
@@ -249,8 +256,6 @@ class SandboxContainer:
             # unknown state: never reuse this container.
             self._close_conn()
             raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
-        if response.dirty:
-            self._close_conn()
         return response
 
     def reset(self) -> None:
@@ -314,6 +319,16 @@ class SandboxContainer:
             except OSError:
                 pass
             self._conn = None
+
+
+def engine_uses_apparmor(client: docker.DockerClient) -> bool:
+    """Whether the engine confines containers with AppArmor (then the
+    sandboxes run unconfined by it: ContainerLimits.apparmor_unconfined)."""
+    try:
+        options = client.info().get('SecurityOptions') or []
+    except (docker.errors.DockerException, requests.exceptions.RequestException):
+        return False  # the host's health says why the engine does not answer
+    return any('name=apparmor' in option for option in options)
 
 
 def _new_run_uid(other_than: Optional[int] = None) -> int:

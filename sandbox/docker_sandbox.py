@@ -1,5 +1,6 @@
 """The sandbox layer on Docker: compile a job once, judge its cases, release it."""
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import os
@@ -19,10 +20,10 @@ from sandbox.checking import (ANSWER, CHECKER_OUTPUT_BYTES, INPUT, OUTPUT, Check
                               checked_result, checker_request, checker_verdict, stops_judging)
 from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import (BOX, FIFO_FOLDER, LABEL, PROTOCOL_LABEL, SandboxBroken,
-                               SandboxContainer)
+                               SandboxContainer, engine_uses_apparmor)
 from sandbox.instance_folder import InstanceFolder, held
-from sandbox.interaction import (FROM_PROGRAM, TO_PROGRAM, interaction_result, interactive_limits,
-                                 interactor_request, interactor_verdict, program_request)
+from sandbox.interaction import (FIFOS, interaction_result, interactive_limits, interactor_request,
+                                 interactor_verdict, program_request)
 from sandbox.job import CaseSpec, Role, SandboxJob
 from sandbox.languages import Language, Toolchain
 from sandbox.pool import SandboxPool
@@ -100,11 +101,11 @@ class DockerSandbox(Sandbox):
         self._client = client or docker.DockerClient(base_url=settings.docker_url
                                                      or 'unix:///var/run/docker.sock',
                                                      timeout=settings.engine_timeout_sec)
-        self._limits = limits = ContainerLimits(memory_bytes=settings.container_memory_bytes,
-                                                pids=settings.container_pids,
-                                                work_tmpfs_bytes=settings.work_bytes,
-                                                tmp_tmpfs_bytes=settings.tmp_bytes,
-                                                cpus=settings.container_cpus)
+        self._limits = ContainerLimits(memory_bytes=settings.container_memory_bytes,
+                                       pids=settings.container_pids,
+                                       work_tmpfs_bytes=settings.work_bytes,
+                                       tmp_tmpfs_bytes=settings.tmp_bytes,
+                                       cpus=settings.container_cpus)
         self._labels = labels = {ROOT_LABEL: str(self._root), INSTANCE_LABEL: str(self._home)}
         boxes = self._home / 'boxes'
         self._artifacts = self._home / 'artifacts'
@@ -131,7 +132,8 @@ class DockerSandbox(Sandbox):
         self._self_test_lock = threading.Lock()
         self._self_tests: Dict[Language, Tuple[float, Optional[str]]] = {}
         self._pool = SandboxPool(
-            factory=lambda image: SandboxContainer(self._client, image, boxes, limits, labels),
+            factory=lambda image: SandboxContainer(self._client, image, boxes, self._limits, labels
+                                                   ),
             max_alive=settings.max_containers,
             spares={image: settings.spares_per_image
                     for image in settings.images.values()},
@@ -141,6 +143,8 @@ class DockerSandbox(Sandbox):
             on_start_failure=on_start_failure)
 
     def start(self) -> None:
+        self._limits = dataclasses.replace(self._limits,
+                                           apparmor_unconfined=engine_uses_apparmor(self._client))
         for kind, image in self._settings.images.items():
             try:
                 # The compile cache keys by the exact toolchain image.
@@ -450,8 +454,8 @@ class DockerSandbox(Sandbox):
                    output_bytes=self._settings.output_limit), self._judge_limits(Role.INTERACTOR))
         interactor = _judge_job(job)
         fifo_folder = f'{BOX}/{FIFO_FOLDER}'
-        requests = (program_request(_case_request(toolchain, limits, self._settings), fifo_folder,
-                                    limits.output_bytes),
+        requests = (program_request(_case_request(toolchain, limits, self._settings), limits,
+                                    fifo_folder),
                     interactor_request(interactor.language.toolchain, judge_limits, CASE_DIR, _ENV,
                                        fifo_folder))
         files = {INPUT: case.input_path, ANSWER: case.answer_path}
@@ -477,7 +481,7 @@ class DockerSandbox(Sandbox):
         with self._pairs:
             containers = self._containers_and_core(wants)
             folder = self._artifacts / f'fifos-{uuid.uuid4().hex}'
-            fifos = {name: folder / name for name in (TO_PROGRAM, FROM_PROGRAM)}
+            fifos = {name: folder / name for name in FIFOS}
             try:
                 with self._judging():
                     folder.mkdir()
@@ -773,9 +777,9 @@ class DockerSandbox(Sandbox):
             self._cpu_slots.release()
 
     def _ran(self, request: RunRequest, run: RunResponse, container: SandboxContainer) -> None:
-        log.debug('%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB, wipe %d us',
+        log.debug('%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB',
                   request.kind.name.lower(), container.name, run.exit_code, run.signal, run.cpu_us,
-                  run.wall_us, run.maxrss_kb, run.wipe_us)
+                  run.wall_us, run.maxrss_kb)
         self._warn_without_landlock(run)
 
     def _containers_and_core(
@@ -832,7 +836,7 @@ def check_image(client: docker.DockerClient, image: str) -> None:
     found_image = client.images.get(image)
     found = found_image.labels or {}
     if (found_image.attrs.get('Config') or {}).get('Volumes'):
-        # A volume is a writable place the supervisor neither wipes nor checks.
+        # A volume is a writable place below no run's own mounts, which no reset checks.
         raise ImageMismatch(f'{image} declares volumes (VOLUME in its Dockerfile or its base): '
                             'a sandbox image may have none')
     if found.get(PROTOCOL_LABEL) != str(PROTOCOL_VERSION):

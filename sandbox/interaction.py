@@ -33,9 +33,11 @@ from sandbox.results import CaseResult, Status
 from sandbox.verdict import Limits, case_result, last_words_match
 
 ROLE = 'interactor'
-# The two FIFOs of a case, by their names in each box's FIFO folder; both
-# supervisors open TO_PROGRAM first.
-TO_PROGRAM, FROM_PROGRAM = 'to-program', 'from-program'
+# The FIFOs of a case, by their names in each box's FIFO folder: both
+# supervisors open TO_PROGRAM first; CLOCK carries the interactor's CPU time
+# to the program's supervisor, which adds it to the program's wall bound.
+TO_PROGRAM, FROM_PROGRAM, CLOCK = 'to-program', 'from-program', 'clock'
+FIFOS = (TO_PROGRAM, FROM_PROGRAM, CLOCK)
 # testlib's interactors write a file for a later checker; none reads it.
 INTERACTOR_OUTPUT = '/dev/null'
 STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
@@ -59,15 +61,17 @@ except BaseException as exc:
 """
 
 
-def fifo_paths(folder: str) -> Tuple[str, str]:
-    """TO_PROGRAM and FROM_PROGRAM below `folder`, as a run sees them."""
-    return f'{folder}/{TO_PROGRAM}', f'{folder}/{FROM_PROGRAM}'
+def fifo_paths(folder: str) -> Tuple[str, str, str]:
+    """TO_PROGRAM, FROM_PROGRAM and CLOCK below `folder`, as a run sees them."""
+    return f'{folder}/{TO_PROGRAM}', f'{folder}/{FROM_PROGRAM}', f'{folder}/{CLOCK}'
 
 
 def interactive_limits(limits: Limits, judge: CheckerLimits) -> Tuple[Limits, CheckerLimits]:
     """The program's limits and the interactor's for one conversation. The
-    program's wall bound leaves room for the interactor's thinking, which
-    it waits out; the interactor's outlasts the program's, so that an
+    program's wall bound is its own (3T + 1 s) and grows by the
+    interactor's thinking, which it waits out, up to the interactor's time
+    limit: a silent program costs its own bound, never the interactor's on
+    top. The interactor's outlasts the program's longest, so that an
     interactor waiting on a program that sleeps never runs out before it
     (then the program, killed at its bound, was the one that stalled). A
     conversation is stopped at the limit: no TLE rerun."""
@@ -75,21 +79,25 @@ def interactive_limits(limits: Limits, judge: CheckerLimits) -> Tuple[Limits, Ch
     return program, dataclasses.replace(judge, waits_ms=program.wall_ms)
 
 
-def program_request(request: RunRequest, fifo_folder: str, output_bytes: int) -> RunRequest:
+def program_request(request: RunRequest, limits: Limits, fifo_folder: str) -> RunRequest:
     """The program's case request, reading TO_PROGRAM and writing FROM_PROGRAM
-    through a relay that stops it past `output_bytes` (OLE): what a program
-    makes its interactor read is bounded as a checker's input is, and is a
-    stream (never the program's packets one by one)."""
-    to_program, from_program = fifo_paths(fifo_folder)
+    through a relay that stops it past its output limit (OLE): what a
+    program makes its interactor read is bounded as a checker's input is,
+    and is a stream (never the program's packets one by one). Its wall bound
+    is its own, plus what CLOCK says the interactor thought."""
+    to_program, from_program, clock = fifo_paths(fifo_folder)
     return dataclasses.replace(request,
+                               wall_ms=limits.own_wall_ms,
+                               wall_credit_ms=limits.extra_wall_ms,
+                               clock_in=clock,
                                fifo_in=to_program,
                                fifo_out=from_program,
-                               fifo_out_max=output_bytes)
+                               fifo_out_max=limits.output_bytes)
 
 
 def interactor_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
                        env: Tuple[Tuple[str, str], ...], fifo_folder: str) -> RunRequest:
-    to_program, from_program = fifo_paths(fifo_folder)
+    to_program, from_program, clock = fifo_paths(fifo_folder)
     request = checker_request(toolchain,
                               limits,
                               workdir,
@@ -99,6 +107,7 @@ def interactor_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str
     # Its writes to a program that has gone are dropped, never failed: what
     # it decides (its exit code) stands, whatever the scheduling.
     return dataclasses.replace(request,
+                               clock_out=clock,
                                fifo_in=from_program,
                                fifo_out=to_program,
                                fifo_out_first=True,

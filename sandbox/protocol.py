@@ -17,7 +17,7 @@ from typing import Dict, Optional, Tuple
 MAX_HEADER = 4096
 # Bumped with every change of this format; the images carry it as a label
 # (oj-sandbox.protocol) and the supervisor repeats it in every answer.
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 _U32 = struct.Struct('<I')
 
 
@@ -64,6 +64,14 @@ class RunRequest:
     # fail).
     fifo_out_max: int = 0
     fifo_out_drop: bool = False
+    # An interactive pair's clock FIFO: the interactor's supervisor writes
+    # its run's CPU time to it (`clock_out`); the program's reads it
+    # (`clock_in`) and adds up to `wall_credit_ms` of it to the program's
+    # wall bound, which the program spends waiting while the interactor
+    # thinks (a silent pair adds nothing).
+    clock_in: str = ''
+    clock_out: str = ''
+    wall_credit_ms: int = 0
     nofile: int = 64
     artifact: str = ''
     artifact_max: int = 0
@@ -92,6 +100,10 @@ class RunRequest:
                           fifo_out_first=int(self.fifo_out_first),
                           fifo_out_max=self.fifo_out_max,
                           fifo_out_drop=int(self.fifo_out_drop))
+        if self.clock_in:
+            fields.update(clock_in=self.clock_in, wall_credit_ms=self.wall_credit_ms)
+        if self.clock_out:
+            fields.update(clock_out=self.clock_out)
         parts = [f'{k}={v}' for k, v in fields.items()]
         if self.artifact:
             parts.append(f'artifact={self.artifact}')
@@ -121,9 +133,6 @@ class RunResponse:
     stderr_tail: bytes
     artifact_status: str
     artifact: Optional[bytes]
-    # The supervisor could not clean up after the run: never reuse the sandbox.
-    dirty: bool
-    wipe_us: int  # what cleaning up after the run took
     landlock_abi: int  # 0: the kernel has no Landlock (README, known limits)
 
 
@@ -158,7 +167,7 @@ def read_reset_response(sock: socket.socket) -> int:
 
 _INT_FIELDS = ('exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'mem_exceeded', 'cpu_us',
                'wall_us', 'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len',
-               'tail_len', 'art_len', 'dirty', 'wipe_us', 'landlock', 'protocol')
+               'tail_len', 'art_len', 'landlock', 'protocol')
 _ARTIFACT_STATUSES = ('none', 'ok', 'missing', 'too_big')
 
 
@@ -211,7 +220,7 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
     if not (0 <= n['out_len'] <= request.out_send and 0 <= n['err_len'] <= request.err_send and
             0 <= n['tail_len'] <= request.tail_send and 0 <= n['art_len'] <= request.artifact_max):
         raise SupervisorProtocolError('payload longer than requested')
-    if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size', 'wipe_us')):
+    if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size')):
         raise SupervisorProtocolError('negative measurement')
     stdout = _recv_exact(sock, n['out_len'])
     stderr = _recv_exact(sock, n['err_len'])
@@ -233,6 +242,4 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
                        stderr_tail=stderr_tail,
                        artifact_status=fields['art_status'],
                        artifact=artifact,
-                       dirty=bool(n['dirty']),
-                       wipe_us=n['wipe_us'],
                        landlock_abi=n['landlock'])

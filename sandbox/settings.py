@@ -14,8 +14,8 @@ SUPERVISOR_HEADROOM_BYTES = 64 * MiB
 
 @dataclasses.dataclass(frozen=True)
 class ContainerLimits:
-    """Every writable place is a tmpfs capped in bytes and in inodes: what a
-    run leaves there costs the wipe after it at most that many removals."""
+    """Every writable place is a tmpfs capped in bytes and in inodes; each
+    run gets new mounts of the same sizes over them (supervisor.c)."""
     memory_bytes: int
     pids: int
     work_tmpfs_bytes: int  # compiles write here; cases only read their links here
@@ -26,6 +26,10 @@ class ContainerLimits:
     shm_bytes: int = 1024 * 1024  # POSIX semaphores
     shm_inodes: int = 64
     connect_timeout_sec: float = 20.0
+    # The engine confines containers with AppArmor (docker-default forbids
+    # every mount, the supervisor's own for each run included): the runs'
+    # confinement is then the supervisor's seccomp filter and Landlock.
+    apparmor_unconfined: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,7 +46,7 @@ class SandboxSettings:
     # Per container: comfortably above any case's limit and the compile bound,
     # since fork storms and the output files (tmpfs) are charged to it too.
     container_memory_bytes: int = 1536 * MiB
-    # A case may start 64 threads; PID 1 and the wipe's child take two more.
+    # A case may start 64 threads; PID 1 and the run's init take two more.
     container_pids: int = 128
     container_cpus: float = 1.0
     work_bytes: int = 128 * MiB  # working folder, compiled program included

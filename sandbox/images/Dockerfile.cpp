@@ -24,6 +24,6 @@ RUN mkdir -p /work && chmod 1777 /work
 # and sandbox/protocol.py), and the sources it was built from (build-offline.sh
 # rebuilds an image whose sources changed).
 ARG SOURCE_HASH=unknown
-LABEL oj-sandbox.protocol="5" oj-sandbox.source="${SOURCE_HASH}"
+LABEL oj-sandbox.protocol="6" oj-sandbox.source="${SOURCE_HASH}"
 # PID 1 starts as root and drops to its own uid at once (see supervisor.c).
 USER 0:0

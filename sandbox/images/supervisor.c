@@ -2,29 +2,43 @@
  * judge-supervisor: PID 1 of a sandbox container.
  *
  * It connects once to the host's unix socket (in the read-only /box mount),
- * then serves one request at a time: run a program (a compile or a case) in a
- * fresh working folder under resource limits, kill everything it left
- * behind, wipe what it wrote, and send back its exit status, CPU time, peak
+ * then serves one request at a time: run a program (a compile or a case) in
+ * namespaces and writable places of its own under resource limits, kill
+ * everything it left behind, and send back its exit status, CPU time, peak
  * memory, output and (for compiles) one artifact.
  *
  * Why it is built this way:
  * - Two uids. The container starts as root; PID 1 at once becomes its own uid
- *   (SUPERVISOR_UID), keeping only the capabilities it needs (switching uid
- *   and killing runs), and every run is the container's run uid (given by
- *   the host, one per container) with no capability at all. prlimit, setpriority,
- *   sched_setscheduler, sched_setaffinity and ioprio_set check only the uid:
- *   with a shared uid a run could lower PID 1's CPU limit (the supervisor is
- *   killed: a JE of the student's choosing) or its priority and affinity,
- *   which every later run inherits. With two uids nothing a run does reaches
- *   PID 1, so nothing a run does reaches the next run through it. The run
- *   uid differs between containers because the kernel counts some things per
- *   uid across the whole host (pending signals, pipe buffers, inotify): a
- *   job that takes them all must not starve another job's runs.
- * - PID 1 cannot be killed or stopped by the processes in its namespace, and
- *   it inherits every orphan: after a run, kill(-1, SIGKILL) and reaping
- *   until ECHILD leave nothing running, and the reaped children's CPU time
- *   (RUSAGE_CHILDREN) is the whole run's. When the container runs out of
- *   memory, the OOM killer takes a run (score 1000), never the supervisor.
+ *   (SUPERVISOR_UID), keeping only the capabilities it needs (switching uid,
+ *   killing runs, and making each run's namespaces and mounts), and every run
+ *   is the container's run uid (given by the host, one per job) with no
+ *   capability at all. prlimit, setpriority, sched_setscheduler,
+ *   sched_setaffinity and ioprio_set check only the uid: with a shared uid a
+ *   run could lower PID 1's CPU limit (the supervisor is killed: a JE of the
+ *   student's choosing) or its priority and affinity, which every later run
+ *   inherits. With two uids nothing a run does reaches PID 1, so nothing a
+ *   run does reaches the next run through it. The run uid differs between
+ *   jobs because the kernel counts some things per uid across the whole host
+ *   (pending signals, pipe buffers): a job that takes them all must not
+ *   starve another job's runs.
+ * - Every run starts in state no earlier run touched: PID 1 forks a "run
+ *   init" in a new pid and mount namespace (fresh_places), which mounts new
+ *   tmpfs instances on every place a run may write (/work, /tmp, /dev/shm;
+ *   an empty read-only one on /dev/mqueue) and a /proc of its namespace,
+ *   then runs the request as below and exits. Its exit ends the namespace:
+ *   every process of the run dies with it, and its mounts with everything
+ *   written there are gone. So nothing a run leaves can reach a later run,
+ *   not even through counters that survive deleting files: a tmpfs numbers
+ *   its inodes from 1 again, a pid namespace its pids, and the places'
+ *   modification times are the new mounts'. (A TLE's rerun once read a
+ *   first run's answer back from /tmp's inode counter.) Deleting what a run
+ *   wrote is not needed: the places PID 1 itself sees are never written.
+ * - The run init is the namespace's init: it cannot be killed or stopped by
+ *   the processes in its namespace, and it inherits every orphan: after a
+ *   run, kill(-1, SIGKILL) and reaping until ECHILD leave nothing running,
+ *   and the reaped children's CPU time (RUSAGE_CHILDREN) is the whole run's.
+ *   When the container runs out of memory, the OOM killer takes a run
+ *   (score 1000), never a supervisor.
  * - A fork of a small static process starts with almost no resident memory,
  *   so the run's peak RSS (which the kernel carries across exec) is its own.
  * - A run ends only when its main process has exited or died of a signal; a
@@ -33,29 +47,28 @@
  * - A case may start threads (sharing its descriptors) but no processes, and
  *   may not make what would hold memory out of sight of its resident set or
  *   outlive it: sockets, memory files, System V IPC, POSIX message queues,
- *   FIFOs, extended attributes, pipes larger than the default 64 KiB
- *   (seccomp; the host caps descriptors, so pipes hold 8 MiB at most). Its
- *   memory (resident set and page tables) is watched during the run and the
- *   run stops as soon as it passes the memory limit.
- * - Landlock confines what runs see and write: they read the image, the
- *   job's files and their working folder (which PID 1 makes, so a case
- *   cannot change it either); they write only /tmp and /dev/shm (small,
- *   inode-capped tmpfs) and a few devices; /proc and /sys are not theirs
- *   (cgroup counters and host paths live there).
- * - Between runs a child with the run's uid wipes every writable place the
- *   run wrote to (the supervisor's uid may not delete a run's files, and
- *   should not traverse them); if that fails the answer says `dirty=1` and
- *   the host throws the container away.
+ *   FIFOs, extended attributes, pipes larger than the default 64 KiB,
+ *   inotify queues, file locks (seccomp; the host caps descriptors, so pipes
+ *   hold 8 MiB at most; RLIMIT_SIGPENDING caps queued signals and timers).
+ *   Its memory (resident set and page tables) is watched during the run and
+ *   the run stops as soon as it passes the memory limit.
+ * - Landlock confines what runs see and write: they read the image and the
+ *   job's files, and their working folder (which the run init makes, so a
+ *   case cannot change it either); they write only /tmp and /dev/shm
+ *   (small, inode-capped tmpfs) and a few devices; /proc, /sys and the rest
+ *   of /box (an interactive case's pipes) are not theirs.
  * - An interactive case is two runs at once, the program's and the
  *   interactor's, each in a container of its own, joined by two FIFOs the
- *   host made in both boxes: PID 1 opens them as the run's stdin and stdout
- *   (open_fifos says how neither side can hang the other), so a run still
- *   never makes a FIFO itself. What each side writes passes a relay
- *   (start_relay): the program's counts, the interactor's never fails.
- * - Between jobs a container is reset (a request of its own): nothing runs,
- *   every writable place and the case folder are empty, checked from PID 1,
- *   and the next job's runs get a uid of their own. A container that cannot
- *   be reset is thrown away.
+ *   host made in both boxes: the run init opens them as the run's stdin and
+ *   stdout (open_fifos says how neither side can hang the other), so a run
+ *   still never makes a FIFO itself. What each side writes passes a relay
+ *   (start_relay): the program's counts, the interactor's never fails. A
+ *   third FIFO carries the interactor's CPU time to the program's run init,
+ *   which extends the program's wall bound by it (the program waits while
+ *   the interactor thinks, and only then).
+ * - Between jobs a container is reset (a request of its own): nothing runs
+ *   and no writable place PID 1 sees holds anything, both checked from PID
+ *   1, and the next job's runs get a uid of their own.
  *
  * Wire format (little-endian), both directions: u32 length, then the message.
  * Request: NUL-terminated strings "key=value" ..., an empty string, then argv
@@ -86,7 +99,9 @@
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -95,7 +110,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 5
+#define PROTOCOL_VERSION 6
 #define SUPERVISOR_UID 61001
 /* The host gives each container a run uid of its own in this range. */
 #define MIN_RUN_UID 100000
@@ -103,13 +118,12 @@
 #define MAX_REQUEST (64 * 1024)
 #define MAX_ARGS 64
 #define MAX_ENV 32
-#define WIPE_MAX_DEPTH 64
 #define JOB_DIR "/box/job"
 #define SCRATCH_DIR "/work"
 #define TMP_DIR "/tmp"
 #define MQUEUE_DIR "/dev/mqueue"
 #define SHM_DIR "/dev/shm"
-/* A case's working folder: made by PID 1, so read-only for the run. */
+/* A case's working folder: made by the run init, so read-only for the run. */
 #define CASE_DIR SCRATCH_DIR "/run"
 /* How often a run's peak memory is looked at while it runs. */
 #define MEMORY_POLL_US 10000
@@ -132,6 +146,12 @@ struct request {
      * stops the run past this many bytes; fifo_out_drop, once the peer has
      * gone it drops what the run writes, which then never fails. */
     long long fifo_out_max, fifo_out_drop;
+    /* An interactive run's clock FIFO (see struct clock): the program's run
+     * init reads the interactor's CPU time from clock_in and adds up to
+     * wall_credit_ms of it to the wall bound; the interactor's writes it to
+     * clock_out. */
+    const char *clock_in, *clock_out;
+    long long wall_credit_ms;
     long long cpu_ms, wall_ms, mem_kb, data_kb, stack_kb, fsize, nofile;
     long long out_send, err_send, tail_send, artifact_max;
     const char *artifact;
@@ -145,7 +165,7 @@ struct outcome {
     int exited, exit_code, signal;
     int wall_timeout, cpu_timeout, mem_exceeded;
     int out_over; /* it wrote more than fifo_out_max bytes to its peer */
-    long long cpu_us, wall_us, maxrss_kb, oom_kills, wipe_us;
+    long long cpu_us, wall_us, maxrss_kb, oom_kills;
 };
 
 static void die(const char *what) {
@@ -199,15 +219,21 @@ static long long rusage_cpu_us(const struct rusage *ru) {
 
 /* ---- privileges ---------------------------------------------------------- */
 
-/* Killing runs of another uid, becoming the run's uid, and emptying the
- * run's bounding set. No more: not even CAP_SYS_RESOURCE, which some hosts'
- * engines cannot grant. */
-static const int supervisor_caps[] = {CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP};
+/* Killing runs of another uid, becoming the run's uid, making each run's
+ * namespaces and mounts, and emptying the run's bounding set. No more: not
+ * even CAP_SYS_RESOURCE, which some hosts' engines cannot grant. The run
+ * init gives up CAP_SYS_ADMIN once its mounts are made; CAP_SETPCAP, which
+ * emptying the bounding set needs, is dropped last. */
+static const int supervisor_caps[] = {CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN, CAP_SETPCAP};
 #define N_CAPS (sizeof supervisor_caps / sizeof *supervisor_caps)
 
-static int set_caps(int keep) {
+static uint32_t all_caps(void) {
     uint32_t caps = 0;
-    for (size_t i = 0; keep && i < N_CAPS; i++) caps |= 1u << supervisor_caps[i];
+    for (size_t i = 0; i < N_CAPS; i++) caps |= 1u << supervisor_caps[i];
+    return caps;
+}
+
+static int set_caps(uint32_t caps) {
     struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2] = {{caps, caps, 0}, {0, 0, 0}};
     return (int)syscall(SYS_capset, &header, data);
@@ -236,14 +262,15 @@ static void drop_to_supervisor(void) {
         _exit(2);
     }
     if (prctl(PR_SET_KEEPCAPS, 1) < 0 || become(SUPERVISOR_UID) < 0 ||
-        prctl(PR_SET_KEEPCAPS, 0) < 0 || set_caps(1) < 0)
+        prctl(PR_SET_KEEPCAPS, 0) < 0 || set_caps(all_caps()) < 0)
         die("dropping privileges");
     /* Not dumpable: nothing of another uid may read our memory or descriptors. */
     prctl(PR_SET_DUMPABLE, 0);
 }
 
-/* In a child of PID 1: the run's uid, no capability left, none to regain
- * (the bounding set is emptied; CAP_SETPCAP, which that needs, goes last). */
+/* In a child of the run init: the run's uid, no capability left, none to
+ * regain (the bounding set is emptied; CAP_SETPCAP, which that needs, goes
+ * last). */
 static int become_run_user(void) {
     for (size_t i = 0; i < N_CAPS; i++)
         if (prctl(PR_CAPBSET_DROP, supervisor_caps[i], 0, 0, 0) < 0) return -1;
@@ -251,51 +278,6 @@ static int become_run_user(void) {
 }
 
 /* ---- the writable places --------------------------------------------------- */
-
-/* Removes everything below the folder open at dirfd without following links.
- * Runs as the run's uid, which may have made folders unreadable: give them
- * back their permissions first. A folder deeper than WIPE_MAX_DEPTH is moved
- * up to the top (top_fd) and wiped on a later pass, so depth costs passes,
- * not stack or descriptors. The inode caps of the tmpfs mounts bound the
- * whole wipe. */
-static int wipe_below(int dirfd, int top_fd, int depth) {
-    static unsigned long moved = 0;
-    int more = 0;
-    DIR *dir = fdopendir(dirfd);
-    if (!dir) {
-        close(dirfd);
-        return 0;
-    }
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        struct stat st;
-        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
-        if (!S_ISDIR(st.st_mode)) {
-            unlinkat(dirfd, e->d_name, 0);
-            continue;
-        }
-        fchmodat(dirfd, e->d_name, 0700, 0);
-        if (depth >= WIPE_MAX_DEPTH) {
-            /* Never onto a name the run made: the next free one. */
-            for (int tries = 0; tries < 1000; tries++) {
-                char name[64];
-                snprintf(name, sizeof name, ".wipe-%lu", moved++);
-                if (renameat2(dirfd, e->d_name, top_fd, name, RENAME_NOREPLACE) == 0) {
-                    more = 1;
-                    break;
-                }
-                if (errno != EEXIST) break;
-            }
-            continue;
-        }
-        int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) more |= wipe_below(sub, top_fd, depth + 1);
-        unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
-    }
-    closedir(dir);
-    return more;
-}
 
 static int is_empty(const char *path) {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -309,66 +291,57 @@ static int is_empty(const char *path) {
     return empty;
 }
 
-/* Returns 0 when the folder is empty afterwards. */
-static int wipe(const char *path) {
-    int top = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (top < 0) return -1;
-    for (int pass = 0; pass < 10000; pass++) {
-        int again = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (again < 0 || !wipe_below(again, top, 0)) break;
-    }
-    close(top);
-    return is_empty(path) ? 0 : -1;
-}
-
-/* /dev/mqueue is wiped too: on a kernel without Landlock a run could still
- * create queues there with open(). */
-static const char *const writable_places[] = {SCRATCH_DIR, TMP_DIR, SHM_DIR, MQUEUE_DIR};
+/* Each gets a new tmpfs for every run, as large (in bytes and inodes) as
+ * the container's own mount below it, which no run ever writes. */
+static const char *const writable_places[] = {SCRATCH_DIR, TMP_DIR, SHM_DIR};
 #define N_PLACES (sizeof writable_places / sizeof *writable_places)
 
-/* Whether the run left anything: the working folder a case gets from PID 1
- * is not the run's. */
-static int run_left_something(void) {
+/* In the run init, before anything of the run exists: its own mounts (see
+ * the header). Mounts are made private first, so none reaches PID 1's view.
+ * /dev/mqueue gets an empty read-only tmpfs: on a kernel without Landlock
+ * open() there would make a queue in the container's own mqueue. 0 when
+ * done; else `error` says what failed. */
+static int fresh_places(char *error, size_t error_len) {
+    const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+        snprintf(error, error_len, "mount: making the run's mounts private: %s", strerror(errno));
+        return -1;
+    }
     for (size_t i = 0; i < N_PLACES; i++) {
-        DIR *dir = opendir(writable_places[i]);
-        if (!dir) return 1;
-        struct dirent *e;
-        int left = 0;
-        while (!left && (e = readdir(dir)) != NULL)
-            left = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-                   !(i == 0 && !strcmp(e->d_name, CASE_DIR + sizeof SCRATCH_DIR));
-        closedir(dir);
-        if (left) return 1;
-    }
-    return 0;
-}
-
-/* Wipes every writable place the run wrote to, in a child with the run's
- * uid; a case's working folder is PID 1's (links to the job's files only: the
- * run could not write there) and stays for the next case. 0 when clean. */
-static int wipe_all(long long *took_us) {
-    long long start = monotonic_us();
-    int status = 0; /* a run that left nothing costs no child */
-    if (run_left_something()) {
-        pid_t pid = fork();
-        if (pid < 0) return -1;
-        if (pid == 0) {
-            if (become_run_user() < 0) _exit(2);
-            for (size_t i = 0; i < N_PLACES; i++) wipe(writable_places[i]);
-            _exit(0);
+        struct statfs below;
+        char options[128];
+        if (statfs(writable_places[i], &below) < 0) {
+            snprintf(error, error_len, "statfs %s: %s", writable_places[i], strerror(errno));
+            return -1;
         }
-        while (waitpid(pid, &status, 0) < 0)
-            if (errno != EINTR) return -1;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || run_left_something()) return -1;
+        snprintf(options, sizeof options, "size=%llu,nr_inodes=%llu,mode=1777,uid=0,gid=0",
+                 (unsigned long long)below.f_blocks * (unsigned long long)below.f_bsize,
+                 (unsigned long long)below.f_files);
+        if (mount("tmpfs", writable_places[i], "tmpfs", flags, options) < 0) {
+            snprintf(error, error_len, "mount %s: %s", writable_places[i], strerror(errno));
+            return -1;
+        }
     }
-    if (took_us) *took_us = monotonic_us() - start;
+    if (mount("tmpfs", MQUEUE_DIR, "tmpfs", flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555") < 0 &&
+        errno != ENOENT) {
+        snprintf(error, error_len, "mount %s: %s", MQUEUE_DIR, strerror(errno));
+        return -1;
+    }
+    /* The namespace's own processes by their own pids (the run init reads
+     * the run's status there), and nothing else of /proc. */
+    if (mount("proc", "/proc", "proc", flags, "subset=pid") < 0 &&
+        (errno != EINVAL || mount("proc", "/proc", "proc", flags, NULL) < 0)) {
+        snprintf(error, error_len, "mount /proc: %s", strerror(errno));
+        return -1;
+    }
     return 0;
 }
 
 /* The working folder links to every entry of the read-only job folder: the
  * program finds its data files and headers beside it and cannot change them.
  * A compile's is made by the run's uid (the compiler writes there), a case's
- * by PID 1 (nothing, not even an extended attribute, is the run's to write). */
+ * by the run init (nothing, not even an extended attribute, is the run's to
+ * write). */
 static int populate(const char *workdir) {
     if (mkdir(workdir, 0755) < 0) return -1;
     DIR *dir = opendir(JOB_DIR);
@@ -386,26 +359,6 @@ static int populate(const char *workdir) {
         }
     }
     closedir(dir);
-    return 0;
-}
-
-/* A case's working folder, made again only when the job's files changed
- * (the host adds the compiled program after the compile). */
-static struct stat made_for;
-static int case_folder(void) {
-    struct stat job;
-    if (stat(JOB_DIR, &job) < 0) return -1;
-    struct stat now;
-    if (lstat(CASE_DIR, &now) == 0 && S_ISDIR(now.st_mode) && now.st_uid == geteuid() &&
-        job.st_ino == made_for.st_ino && job.st_mtim.tv_sec == made_for.st_mtim.tv_sec &&
-        job.st_mtim.tv_nsec == made_for.st_mtim.tv_nsec &&
-        job.st_ctim.tv_sec == made_for.st_ctim.tv_sec &&
-        job.st_ctim.tv_nsec == made_for.st_ctim.tv_nsec)
-        return 0;
-    wipe(CASE_DIR);
-    rmdir(CASE_DIR);
-    if (populate(CASE_DIR) < 0) return -1;
-    made_for = job;
     return 0;
 }
 
@@ -473,6 +426,8 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
         else if (!strcmp(s, "stdin")) rq->stdin_path = v;
         else if (!strcmp(s, "fifo_in")) rq->fifo_in = v;
         else if (!strcmp(s, "fifo_out")) rq->fifo_out = v;
+        else if (!strcmp(s, "clock_in")) rq->clock_in = v;
+        else if (!strcmp(s, "clock_out")) rq->clock_out = v;
         else if (!strcmp(s, "artifact")) rq->artifact = v;
         else if (!strcmp(s, "env")) {
             if (rq->nenv >= MAX_ENV) return -1;
@@ -494,6 +449,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "fifo_out_first")) rq->fifo_out_first = n;
             else if (!strcmp(s, "fifo_out_max")) rq->fifo_out_max = n;
             else if (!strcmp(s, "fifo_out_drop")) rq->fifo_out_drop = n;
+            else if (!strcmp(s, "wall_credit_ms")) rq->wall_credit_ms = n;
             else return -1;
         }
     }
@@ -506,6 +462,10 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
     /* Both or neither, and never with a stdin file. */
     if (!rq->fifo_in != !rq->fifo_out || (rq->fifo_in && rq->stdin_path && *rq->stdin_path))
         return -1;
+    /* A clock only beside the FIFOs, one end of it, and a credit only for its reader. */
+    if ((rq->clock_in || rq->clock_out) && (!rq->fifo_in || (rq->clock_in && rq->clock_out)))
+        return -1;
+    if (rq->wall_credit_ms < 0 || (rq->wall_credit_ms && !rq->clock_in)) return -1;
     return 0;
 }
 
@@ -533,39 +493,73 @@ struct denial {
 };
 #define DENY(name, errno_value) {__NR_##name, errno_value}
 
-/* Refused to compiles and cases alike: reaching another process (ptrace),
- * state that outlives a process (System V IPC, POSIX message queues), memory
- * out of sight of the resident set (memory files, sockets, FIFOs, extended
- * attributes), a descriptor table of one's own (unshare), and kernel
- * interfaces no judged program needs (io_uring, Linux AIO, whose event count
- * is one for the whole host, bpf, perf). */
-#define SETXATTRAT 463 /* the same number everywhere; newer than the build's headers */
+/* Newer than some build hosts' headers; the same number on every architecture. */
+#define NR_SETXATTRAT 463
+#define NR_OPEN_TREE 428
+#define NR_MOVE_MOUNT 429
+#define NR_FSOPEN 430
+#define NR_FSCONFIG 431
+#define NR_FSMOUNT 432
+#define NR_FSPICK 433
+#define NR_PIDFD_OPEN 434
+#define NR_PIDFD_GETFD 438
+#define NR_MOUNT_SETATTR 442
+#define NR_OPEN_TREE_ATTR 467
+
+/* Refused to compiles and cases alike: reaching another process (ptrace,
+ * pidfds), state that outlives a process (System V IPC, POSIX message
+ * queues, keys), memory out of sight of the resident set (memory files,
+ * sockets, FIFOs, extended attributes, inotify queues, which once held
+ * 228 MiB of events under a 64 MiB limit), a descriptor table or
+ * namespace of one's own (unshare, setns and mounts: the container lets
+ * the supervisor make them), the kernel's log, flushing the host's disks,
+ * and kernel interfaces no judged program needs (io_uring, Linux AIO, whose
+ * event count is one for the whole host, bpf, perf). */
 #define COMMON_DENIALS                                                                     \
     DENY(ptrace, EPERM), DENY(process_vm_readv, EPERM), DENY(process_vm_writev, EPERM),    \
+        {NR_PIDFD_OPEN, EPERM}, {NR_PIDFD_GETFD, EPERM}, DENY(pidfd_send_signal, EPERM),  \
         DENY(shmget, EPERM), DENY(msgget, EPERM), DENY(semget, EPERM), DENY(mq_open, EPERM), \
+        DENY(add_key, EPERM), DENY(request_key, EPERM), DENY(keyctl, EPERM),              \
         DENY(memfd_create, EPERM), DENY(memfd_secret, EPERM), DENY(socket, EPERM),        \
         DENY(socketpair, EPERM), DENY(mknodat, EPERM), DENY(userfaultfd, EPERM),           \
+        DENY(inotify_init1, EPERM), DENY(fanotify_init, EPERM),                            \
         DENY(io_uring_setup, ENOSYS), DENY(io_uring_enter, ENOSYS),                        \
         DENY(io_uring_register, ENOSYS), DENY(io_setup, ENOSYS), DENY(io_submit, ENOSYS),  \
         DENY(io_getevents, ENOSYS), DENY(io_pgetevents, ENOSYS), DENY(io_cancel, ENOSYS),  \
         DENY(io_destroy, ENOSYS), DENY(bpf, EPERM), DENY(perf_event_open, EPERM),          \
-        DENY(unshare, EPERM), DENY(setxattr, EPERM), DENY(lsetxattr, EPERM),               \
-        DENY(fsetxattr, EPERM), {SETXATTRAT, EPERM}
+        DENY(unshare, EPERM), DENY(setns, EPERM), DENY(mount, EPERM), DENY(umount2, EPERM), \
+        DENY(pivot_root, EPERM), DENY(chroot, EPERM), {NR_OPEN_TREE, EPERM},               \
+        {NR_MOVE_MOUNT, EPERM}, {NR_FSOPEN, EPERM}, {NR_FSCONFIG, EPERM},                  \
+        {NR_FSMOUNT, EPERM}, {NR_FSPICK, EPERM}, {NR_MOUNT_SETATTR, EPERM},                \
+        {NR_OPEN_TREE_ATTR, EPERM}, DENY(name_to_handle_at, EPERM),                        \
+        DENY(open_by_handle_at, EPERM), DENY(syslog, EPERM), DENY(quotactl, EPERM),        \
+        DENY(sethostname, EPERM), DENY(setdomainname, EPERM), DENY(sync, EPERM),           \
+        DENY(syncfs, EPERM), DENY(setxattr, EPERM), DENY(lsetxattr, EPERM),               \
+        DENY(fsetxattr, EPERM), {NR_SETXATTRAT, EPERM}, DENY(clone3, ENOSYS)
 
+/* The calls only older architectures have. clone3 says ENOSYS so that libc
+ * falls back to clone, whose flags the filter can see (see install_filter). */
 static const struct denial compile_denials[] = {
     COMMON_DENIALS,
 #ifdef __NR_mknod
     DENY(mknod, EPERM),
 #endif
+#ifdef __NR_inotify_init
+    DENY(inotify_init, EPERM),
+#endif
 };
 
-/* A case also may not start processes: fork and vfork fail as at a process
- * limit; clone3 says ENOSYS so that libc falls back to clone, whose flags the
- * filter can see and which may only make threads (see install_filter). */
+/* A case also may not start processes (fork and vfork fail as at a process
+ * limit; clone may only make threads), nor drop pages of files it does not
+ * own from the host's page cache (posix_fadvise: the compiler and its
+ * precompiled header, which every job reads). */
 static const struct denial case_denials[] = {
     COMMON_DENIALS,
 #ifdef __NR_mknod
     DENY(mknod, EPERM),
+#endif
+#ifdef __NR_inotify_init
+    DENY(inotify_init, EPERM),
 #endif
 #ifdef __NR_fork
     DENY(fork, EAGAIN),
@@ -573,25 +567,39 @@ static const struct denial case_denials[] = {
 #ifdef __NR_vfork
     DENY(vfork, EAGAIN),
 #endif
-    DENY(clone3, ENOSYS),
+    DENY(fadvise64, EPERM),
 };
+
+/* fcntl commands a case may not use: a pipe keeps its default 64 KiB (no
+ * place to keep memory), and record locks, which a process may take by the
+ * million on one file and read back through a second descriptor (OFD
+ * locks), hold memory out of sight too. */
+static const struct denial case_fcntl_denials[] = {
+    {F_SETPIPE_SZ, EPERM}, {F_SETLK, ENOLCK},      {F_SETLKW, ENOLCK},
+    {F_OFD_SETLK, ENOLCK}, {F_OFD_SETLKW, ENOLCK},
+};
+#define N_FCNTL_DENIALS (sizeof case_fcntl_denials / sizeof *case_fcntl_denials)
 
 #define LOAD(field) (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
 #define JUMP(op, k, jt, jf) (struct sock_filter)BPF_JUMP(BPF_JMP | (op) | BPF_K, (k), (jt), (jf))
+#define AND(k) (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, (k))
 #define RET(action) (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (action))
 
 /* A linear filter: check the architecture (and, on x86-64, refuse the x32
- * ABI), then one comparison per refused call; for cases, then clone's flags
- * (threads only, sharing the descriptor table and the filesystem state: with
+ * ABI), then one comparison per refused call; then clone's flags: for cases
+ * threads only, sharing the descriptor table and the filesystem state (with
  * tables of their own, 128 descriptors each, threads once kept 172 MiB in
- * pipes) and fcntl's command (no F_SETPIPE_SZ: a pipe keeps its default
- * 64 KiB, so pipes are no place to keep memory). */
+ * pipes), and for both kinds no namespace and no pidfd; then, for cases,
+ * fcntl's command (case_fcntl_denials). */
 #define THREAD_FLAGS (CLONE_THREAD | CLONE_FILES | CLONE_FS)
+#define CLONE_REFUSED                                                                        \
+    (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |           \
+     CLONE_NEWPID | CLONE_NEWNET | CLONE_PIDFD)
 static int install_filter(enum kind kind) {
     const struct denial *denials = kind == KIND_CASE ? case_denials : compile_denials;
     size_t n = kind == KIND_CASE ? sizeof case_denials / sizeof *case_denials
                                  : sizeof compile_denials / sizeof *compile_denials;
-    struct sock_filter f[16 + 2 * (sizeof case_denials / sizeof *case_denials)];
+    struct sock_filter f[24 + 2 * (sizeof case_denials / sizeof *case_denials + N_FCNTL_DENIALS)];
     size_t i = 0;
     f[i++] = LOAD(arch);
     f[i++] = JUMP(BPF_JEQ, AUDIT_ARCH_NATIVE, 1, 0);
@@ -605,17 +613,20 @@ static int install_filter(enum kind kind) {
         f[i++] = JUMP(BPF_JEQ, denials[d].nr, 0, 1);
         f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)denials[d].err);
     }
-    if (kind == KIND_CASE) {
-        f[i++] = JUMP(BPF_JEQ, __NR_clone, 0, 5);
-        f[i++] = LOAD(args[0]);
-        f[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, THREAD_FLAGS);
-        f[i++] = JUMP(BPF_JEQ, THREAD_FLAGS, 0, 1);
-        f[i++] = RET(SECCOMP_RET_ALLOW);
-        f[i++] = RET(SECCOMP_RET_ERRNO | EAGAIN);
-        f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 3);
+    int is_case = kind == KIND_CASE;
+    f[i++] = JUMP(BPF_JEQ, __NR_clone, 0, 5);
+    f[i++] = LOAD(args[0]);
+    f[i++] = AND(CLONE_REFUSED | (is_case ? THREAD_FLAGS : 0));
+    f[i++] = JUMP(BPF_JEQ, is_case ? THREAD_FLAGS : 0, 0, 1);
+    f[i++] = RET(SECCOMP_RET_ALLOW);
+    f[i++] = RET(SECCOMP_RET_ERRNO | (is_case ? EAGAIN : EPERM));
+    if (is_case) {
+        f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 1 + 2 * N_FCNTL_DENIALS);
         f[i++] = LOAD(args[1]);
-        f[i++] = JUMP(BPF_JEQ, F_SETPIPE_SZ, 0, 1);
-        f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
+        for (size_t d = 0; d < N_FCNTL_DENIALS; d++) {
+            f[i++] = JUMP(BPF_JEQ, case_fcntl_denials[d].nr, 0, 1);
+            f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)case_fcntl_denials[d].err);
+        }
     }
     f[i++] = RET(SECCOMP_RET_ALLOW);
     struct sock_fprog prog = {(unsigned short)i, f};
@@ -658,8 +669,6 @@ struct ll_path_beneath_attr {
 #define LL_DEVICE (LL_READ_FILE | LL_WRITE_FILE | LL_TRUNCATE)
 
 static int landlock_abi = 0;
-/* One ruleset per kind of run, built once: a run only enters it. -1: none. */
-static int rulesets[2] = {-1, -1};
 
 static int add_rule(int ruleset, int fd, uint64_t rights, uint64_t handled) {
     struct ll_path_beneath_attr rule = {rights & handled, fd};
@@ -676,11 +685,14 @@ static int add_path(int ruleset, const char *path, uint64_t rights, uint64_t han
 
 /* Reading: every top-level folder of the image but /proc, /sys and /dev
  * (host-wide counters, other processes, the container's cgroup and the
- * host's paths in mountinfo), and /box (the job's files and the case's
- * input); writing: /tmp, plus /dev/shm for cases (POSIX semaphores) and the
- * working folders for compiles. Everything else handled is denied: making
- * FIFOs, sockets and devices, ioctl on devices, TCP, signals and abstract
- * sockets outside the run. */
+ * host's paths in mountinfo), and the job's files in /box (not the rest of
+ * /box: an interactive case's FIFOs are the run init's to open); writing:
+ * /tmp, plus /dev/shm for cases (POSIX semaphores) and the working folders
+ * for compiles. Everything else handled is denied: making FIFOs, sockets
+ * and devices, ioctl on devices, TCP, signals and abstract sockets outside
+ * the run. Built by the run init for its run, after its mounts: a rule
+ * holds the folder it names, which must be the run's own tmpfs. -1 when it
+ * could not be. */
 static int build_ruleset(enum kind kind) {
     uint64_t handled = LL_ALL_ABI1;
     if (landlock_abi >= 2) handled |= LL_REFER;
@@ -713,7 +725,7 @@ static int build_ruleset(enum kind kind) {
                                           "/dev/urandom"};
     for (size_t i = 0; i < sizeof devices / sizeof *devices; i++)
         failed |= add_path(ruleset, devices[i], LL_DEVICE, handled) < 0;
-    failed |= add_path(ruleset, "/box", LL_READ, handled) < 0;
+    failed |= add_path(ruleset, JOB_DIR, LL_READ, handled) < 0;
     failed |= add_path(ruleset, TMP_DIR, LL_WRITE, handled) < 0;
     if (kind == KIND_CASE) {
         failed |= add_path(ruleset, SCRATCH_DIR, LL_READ, handled) < 0;
@@ -736,21 +748,23 @@ static void prepare_landlock(void) {
         die("landlock");
     }
     landlock_abi = abi;
-    rulesets[KIND_COMPILE] = build_ruleset(KIND_COMPILE);
-    rulesets[KIND_CASE] = build_ruleset(KIND_CASE);
-    if (rulesets[KIND_COMPILE] < 0 || rulesets[KIND_CASE] < 0) die("landlock rules");
 }
 
 /* ---- one run --------------------------------------------------------------- */
 
-/* In the child, between fork and exec: no allocation, no stdio. */
-static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_fd, int report_fd) {
+/* Signals a run's uid may have queued at once, timers included (each holds
+ * one): kernel memory out of sight of the run's resident set otherwise. */
+#define MAX_PENDING_SIGNALS 64
+
+/* In the run init's child, between fork and exec: no allocation, no stdio. */
+static void exec_child(const struct request *rq, int ruleset, int in_fd, int out_fd, int err_fd,
+                       int report_fd) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) goto fail;
-    /* The OOM killer's first choice, before PID 1 (score 0); Landlock keeps
+    /* The OOM killer's first choice, before the supervisors (score 0); Landlock keeps
      * the run from lowering it again. /proc/self is writable by our uid only
      * while we are dumpable. */
     prctl(PR_SET_DUMPABLE, 1);
@@ -760,7 +774,8 @@ static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_
     if (set_limit(RLIMIT_CPU, (rq->cpu_ms + 999) / 1000 + 1) < 0 ||
         set_limit(RLIMIT_DATA, rq->data_kb * 1024) < 0 ||
         set_limit(RLIMIT_STACK, rq->stack_kb < 0 ? -1 : rq->stack_kb * 1024) < 0 ||
-        set_limit(RLIMIT_FSIZE, rq->fsize) < 0 || set_limit(RLIMIT_NOFILE, rq->nofile) < 0)
+        set_limit(RLIMIT_FSIZE, rq->fsize) < 0 || set_limit(RLIMIT_NOFILE, rq->nofile) < 0 ||
+        set_limit(RLIMIT_SIGPENDING, MAX_PENDING_SIGNALS) < 0)
         goto fail;
     struct rlimit none_at_all = {0, 0};
     if (setrlimit(RLIMIT_CORE, &none_at_all) < 0 || setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0)
@@ -770,8 +785,7 @@ static void exec_child(const struct request *rq, int in_fd, int out_fd, int err_
         goto fail;
     umask(022);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) goto fail;
-    if (rulesets[rq->kind] >= 0 && syscall(__NR_landlock_restrict_self, rulesets[rq->kind], 0) < 0)
-        goto fail;
+    if (ruleset >= 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0) goto fail;
     if (install_filter(rq->kind) < 0) goto fail;
     execvpe(rq->argv[0], rq->argv, rq->envp);
 fail:;
@@ -794,7 +808,7 @@ static int is_end(int status) {
     return WIFEXITED(status) || WIFSIGNALED(status);
 }
 
-/* An interactive run's relay (start_relay): a child of PID 1, not of the run. */
+/* An interactive run's relay (start_relay): a child of the run init, not of the run. */
 struct relay {
     pid_t pid; /* -1: none */
     int done, over, broken;
@@ -831,7 +845,7 @@ static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done
 }
 
 /* What an interactive run writes reaches its peer through a relay, a child
- * of PID 1 that copies it from a pipe (the run's stdout) into the FIFO:
+ * of the run init that copies it from a pipe (the run's stdout) into the FIFO:
  * - for the program, it counts, and past `max` bytes it stops (the run is
  *   then stopped: OLE). A pipe has no file size limit, and a program flooding
  *   its peer would make the peer run out of its own limits, the judge's
@@ -840,7 +854,7 @@ static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done
  * - for the interactor (`drop`), once the program has gone it drops what the
  *   interactor writes: its writes never fail, so what it decides (its exit
  *   code) does not hang on how the two ended in time.
- * It runs as PID 1's uid, out of the run's reach, with no capability, and
+ * It runs as the supervisor's uid, out of the run's reach, with no capability, and
  * holds nothing but its two pipes (a copy of the run's stdin would keep the
  * peer's writes to a gone run from failing). *write_end is the run's stdout. */
 static int start_relay(struct relay *r, int to, long long max, int drop, int *write_end) {
@@ -969,22 +983,49 @@ static int open_fifos(const struct request *rq, int *in_fd, int *out_fd, char *e
     return -1;
 }
 
-static int run(const struct request *rq, struct outcome *oc, int out_fd, int err_fd,
+/* The interactor's CPU time, as its run init tells the program's through
+ * the clock FIFO (both ends non-blocking: neither side ever waits on it):
+ * the program's wall bound grows by it, since the program waits while the
+ * interactor thinks. A silent pair (a program that sleeps, an interactor
+ * waiting for it) adds nothing. */
+struct clock {
+    int fd; /* -1: none */
+    long long told_us; /* the writer's: what it last wrote; the reader's: the most read */
+};
+
+static void clock_tell(struct clock *c, long long cpu_us) {
+    /* A full pipe or a gone reader loses a value: a later one says more. */
+    if (c->fd >= 0 && cpu_us >= c->told_us + 1000 &&
+        write(c->fd, &cpu_us, sizeof cpu_us) == (ssize_t)sizeof cpu_us)
+        c->told_us = cpu_us;
+}
+
+static long long clock_heard(struct clock *c) {
+    long long v;
+    while (c->fd >= 0 && read(c->fd, &v, sizeof v) == (ssize_t)sizeof v)
+        if (v > c->told_us) c->told_us = v;
+    return c->told_us;
+}
+
+static int run(const struct request *rq, int ruleset, struct outcome *oc, int out_fd, int err_fd,
                char *error, size_t error_len) {
     memset(oc, 0, sizeof *oc);
-    if (run_left_something() && wipe_all(NULL) < 0) {
-        snprintf(error, error_len, "dirty: the previous run's files could not be removed");
-        return -1;
-    }
-    if (rq->kind == KIND_CASE && case_folder() < 0) {
+    if (rq->kind == KIND_CASE && populate(CASE_DIR) < 0) {
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
     int in_fd, run_out = -1; /* our copy of the run's stdout, when it is a pipe */
     struct relay relay = {.pid = -1, .done = 1};
+    /* The reader opens first: the writer opens once the FIFOs have met, so
+     * by then it is there (else the writer's open fails and tells nothing). */
+    struct clock clock = {-1, 0};
+    if (rq->clock_in)
+        clock.fd = open(rq->clock_in, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     if (rq->fifo_in) {
         int fifo_out;
         if (open_fifos(rq, &in_fd, &fifo_out, error, error_len) < 0) return -1;
+        if (rq->clock_out)
+            clock.fd = open(rq->clock_out, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (start_relay(&relay, fifo_out, rq->fifo_out_max, (int)rq->fifo_out_drop, &run_out) < 0)
             die("pipe2");
         close(fifo_out); /* the relay's now */
@@ -1008,7 +1049,7 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     long long start = monotonic_us();
     pid_t pid = fork();
     if (pid < 0) die("fork");
-    if (pid == 0) exec_child(rq, in_fd, out_fd, err_fd, report[1]);
+    if (pid == 0) exec_child(rq, ruleset, in_fd, out_fd, err_fd, report[1]);
     close(report[1]);
     close(in_fd);
     /* The run (and the relay) hold the only copies now: their end is the
@@ -1032,6 +1073,11 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
     int main_done = 0;
     long long peak_held = 0;
     while (!main_done) {
+        if (rq->clock_in) {
+            long long credit = clock_heard(&clock);
+            if (credit > rq->wall_credit_ms * 1000) credit = rq->wall_credit_ms * 1000;
+            wall_deadline = start + rq->wall_ms * 1000 + credit;
+        }
         int status;
         struct rusage ru;
         pid_t reaped;
@@ -1054,6 +1100,7 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
             break;
         }
         long long cpu = process_cpu_us(pid);
+        if (rq->clock_out) clock_tell(&clock, cpu);
         if (cpu >= 0 && cpu > cpu_limit_us) {
             oc->cpu_timeout = 1;
             break;
@@ -1074,7 +1121,7 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
         long long cpu_left = cpu >= 0 ? cpu_limit_us - cpu + 1000 : 5000;
         if (cpu_left < 5000) cpu_left = 5000;
         if (cpu_left < wait_us) wait_us = cpu_left;
-        if (rq->mem_kb > 0 && MEMORY_POLL_US < wait_us) wait_us = MEMORY_POLL_US;
+        if ((rq->mem_kb > 0 || clock.fd >= 0) && MEMORY_POLL_US < wait_us) wait_us = MEMORY_POLL_US;
         struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
         sigtimedwait(&chld, NULL, &ts);
     }
@@ -1097,6 +1144,7 @@ static int run(const struct request *rq, struct outcome *oc, int out_fd, int err
      * within it (and what is left uncounted may be over the limit). */
     if (main_done && !relay.done) oc->wall_timeout = 1;
     kill_and_reap_all(pid, oc, &main_done, &main_ru, &relay);
+    if (clock.fd >= 0) close(clock.fd);
     oc->out_over |= relay.over;
     if (status_fd >= 0) close(status_fd);
     oc->wall_us = ended - start;
@@ -1134,34 +1182,28 @@ static int others_alive(void) {
     return found;
 }
 
-/* Readies the container for another job; 0 when that is verified. After
- * every run nothing of it is left running or written (run() and serve()
- * make sure of it); here it is done once more and then checked from PID 1,
- * whose view no run can change: /proc shows no process but PID 1, and every
- * writable place is empty, the case folder gone with the last job's links.
- * Only then do later runs get the next job's uid, so whatever the kernel
- * keeps per uid (pending signals, keys, pipe buffers) is another uid's. */
+/* Readies the container for another job; 0 when that is verified. Runs
+ * happen in namespaces and mounts of their own, gone with their run init,
+ * so nothing of the last job can be left; this checks it from PID 1, whose
+ * view no run can change: /proc shows no process but PID 1, and every
+ * writable place (PID 1's own mounts, below the runs' ones) is empty. Only
+ * then do later runs get the next job's uid, so whatever the kernel keeps
+ * per uid (pending signals, pipe buffers) is another uid's. */
 static int reset(uid_t next_uid, char *error, size_t error_len) {
     struct outcome oc;
     struct rusage ru;
     int done = 1;
     kill_and_reap_all(-1, &oc, &done, &ru, NULL);
-    if (wipe_all(NULL) < 0) {
-        snprintf(error, error_len, "the last job's files could not be removed");
-        return -1;
-    }
-    wipe(CASE_DIR);
-    struct stat st;
-    if ((rmdir(CASE_DIR) < 0 && errno != ENOENT) || lstat(CASE_DIR, &st) == 0 ||
-        run_left_something()) {
-        snprintf(error, error_len, "a writable place is not empty");
-        return -1;
+    for (size_t i = 0; i < N_PLACES; i++) {
+        if (!is_empty(writable_places[i])) {
+            snprintf(error, error_len, "%s is not empty", writable_places[i]);
+            return -1;
+        }
     }
     if (others_alive()) {
         snprintf(error, error_len, "a process outlived the last job");
         return -1;
     }
-    memset(&made_for, 0, sizeof made_for);
     run_uid = next_uid;
     return 0;
 }
@@ -1206,13 +1248,102 @@ static int make_output(const char *name, int *rw) {
     return w;
 }
 
-static void serve(char *buf, uint32_t len) {
-    struct request rq;
+/* The answer to a request that did not run (bad, or failed before its run). */
+static void send_failure(const char *error) {
+    char header[1024];
+    snprintf(header, sizeof header, "ok=0\nerror=%s\nprotocol=%d\n", error, PROTOCOL_VERSION);
+    if (send_header(header) < 0) _exit(1);
+}
+
+/* In the run init: the request run, its answer sent. */
+static void serve_run(const struct request *rq, int ruleset) {
     char header[2048], error[512] = "";
+    int out_fd, err_fd;
+    int out_w = make_output("stdout", &out_fd), err_w = make_output("stderr", &err_fd);
+    struct outcome oc;
+    int failed = run(rq, ruleset, &oc, out_w, err_w, error, sizeof error);
+    close(out_w);
+    close(err_w);
+
+    int art_fd = -1;
+    long long art_len = 0;
+    const char *art_status = "none";
+    if (!failed && rq->artifact && oc.exited && oc.exit_code == 0) {
+        /* Non-blocking: a FIFO in its place must not hang us. Open, it
+         * outlives the run's mounts until it is sent. */
+        int wd = open(rq->workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        art_fd = wd < 0 ? -1 : openat(wd, rq->artifact, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (wd >= 0) close(wd);
+        struct stat st;
+        if (art_fd < 0 || fstat(art_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+            art_status = "missing";
+        } else if (st.st_size > rq->artifact_max) {
+            art_status = "too_big";
+        } else {
+            art_status = "ok";
+            art_len = st.st_size;
+        }
+    }
+    long long out_size = file_size(out_fd), err_size = file_size(err_fd);
+    long long out_len = out_size < rq->out_send ? out_size : rq->out_send;
+    /* Over its peer's bound, it is over the output limit (fifo_out_max);
+     * what it wrote there went to the peer, none of it is sent. */
+    if (oc.out_over) out_size = rq->fifo_out_max + 1;
+    long long err_len = err_size < rq->err_send ? err_size : rq->err_send;
+    /* The end of stderr, where runtimes report a failed allocation. */
+    long long tail_len = err_size < rq->tail_send ? err_size : rq->tail_send;
+    if (failed) out_len = err_len = tail_len = 0;
+    snprintf(header, sizeof header,
+             "ok=%d\nerror=%s\nexited=%d\nexit_code=%d\nsignal=%d\nwall_timeout=%d\n"
+             "cpu_timeout=%d\nmem_exceeded=%d\ncpu_us=%lld\nwall_us=%lld\nmaxrss_kb=%lld\n"
+             "oom_kills=%lld\nout_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\n"
+             "tail_len=%lld\nart_status=%s\nart_len=%lld\nlandlock=%d\nprotocol=%d\n",
+             failed ? 0 : 1, error, oc.exited, oc.exit_code, oc.signal, oc.wall_timeout,
+             oc.cpu_timeout, oc.mem_exceeded, oc.cpu_us, oc.wall_us, oc.maxrss_kb, oc.oom_kills,
+             out_size, err_size, out_len, err_len, tail_len, art_status, art_len, landlock_abi,
+             PROTOCOL_VERSION);
+    if (send_header(header) < 0 || send_file_part(out_fd, 0, out_len) < 0 ||
+        send_file_part(err_fd, 0, err_len) < 0 ||
+        send_file_part(err_fd, err_size - tail_len, tail_len) < 0 ||
+        send_file_part(art_fd, 0, art_len) < 0)
+        _exit(1);
+}
+
+/* The run init of one request (see the header): pid 1 of a new pid
+ * namespace, in a mount namespace of its own. Its exit is the end of the
+ * run's every process and file. Exits 0 once the answer is sent. */
+static void run_init(const struct request *rq) {
+    char error[512] = "";
+    /* Its writes to a gone peer's clock fail (EPIPE), never kill it; the run
+     * gets an empty mask (exec_child). */
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_signal, NULL);
+    if (fresh_places(error, sizeof error) < 0) {
+        send_failure(error);
+        _exit(0);
+    }
+    if (set_caps(all_caps() & ~(1u << CAP_SYS_ADMIN)) < 0) die("dropping CAP_SYS_ADMIN");
+    int ruleset = -1;
+    if (landlock_abi > 0 && (ruleset = build_ruleset(rq->kind)) < 0) {
+        snprintf(error, sizeof error, "landlock rules: %s", strerror(errno));
+        send_failure(error);
+        _exit(0);
+    }
+    serve_run(rq, ruleset);
+    _exit(0);
+}
+
+/* One request: a reset here; a run in a run init of its own, whose end is
+ * awaited. A run init that did not end well may have left the answer half
+ * sent: the conversation is over. */
+static int serve(char *buf, uint32_t len) {
+    struct request rq;
+    char header[256], error[512] = "";
     if (parse_request(buf, len, &rq) < 0) {
-        snprintf(header, sizeof header, "ok=0\nerror=bad request\n");
-        if (send_header(header) < 0) _exit(0);
-        return;
+        send_failure("bad request");
+        return 0;
     }
     if (rq.kind == KIND_RESET) {
         int failed = reset((uid_t)rq.next_uid, error, sizeof error);
@@ -1222,63 +1353,21 @@ static void serve(char *buf, uint32_t len) {
         snprintf(header, sizeof header, "ok=%d\nerror=%s\nmem_kb=%lld\nprotocol=%d\n",
                  failed ? 0 : 1, error, read_memory_kb(), PROTOCOL_VERSION);
         if (send_header(header) < 0) _exit(0);
-        return;
+        return 0;
     }
-    int out_fd, err_fd;
-    int out_w = make_output("stdout", &out_fd), err_w = make_output("stderr", &err_fd);
-    struct outcome oc;
-    int failed = run(&rq, &oc, out_w, err_w, error, sizeof error);
-    close(out_w);
-    close(err_w);
-
-    int art_fd = -1;
-    long long art_len = 0;
-    const char *art_status = "none";
-    if (!failed && rq.artifact && oc.exited && oc.exit_code == 0) {
-        /* Non-blocking: a FIFO in its place must not hang us. */
-        int wd = open(rq.workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        art_fd = wd < 0 ? -1 : openat(wd, rq.artifact, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (wd >= 0) close(wd);
-        struct stat st;
-        if (art_fd < 0 || fstat(art_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-            art_status = "missing";
-        } else if (st.st_size > rq.artifact_max) {
-            art_status = "too_big";
-        } else {
-            art_status = "ok";
-            art_len = st.st_size;
-        }
+    /* Like fork(), with the child in new namespaces. */
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL,
+                               NULL);
+    if (pid < 0) {
+        snprintf(error, sizeof error, "clone: the run's namespaces: %s", strerror(errno));
+        send_failure(error);
+        return 0;
     }
-    /* Everything the run wrote goes now (the artifact stays open); a
-     * container that cannot be made clean must not serve another run. */
-    int dirty = wipe_all(&oc.wipe_us) < 0;
-    long long out_size = file_size(out_fd), err_size = file_size(err_fd);
-    long long out_len = out_size < rq.out_send ? out_size : rq.out_send;
-    /* Over its peer's bound, it is over the output limit (fifo_out_max);
-     * what it wrote there went to the peer, none of it is sent. */
-    if (oc.out_over) out_size = rq.fifo_out_max + 1;
-    long long err_len = err_size < rq.err_send ? err_size : rq.err_send;
-    /* The end of stderr, where runtimes report a failed allocation. */
-    long long tail_len = err_size < rq.tail_send ? err_size : rq.tail_send;
-    if (failed) out_len = err_len = tail_len = 0;
-    snprintf(header, sizeof header,
-             "ok=%d\nerror=%s\nexited=%d\nexit_code=%d\nsignal=%d\nwall_timeout=%d\n"
-             "cpu_timeout=%d\nmem_exceeded=%d\ncpu_us=%lld\nwall_us=%lld\nmaxrss_kb=%lld\n"
-             "oom_kills=%lld\nout_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\n"
-             "tail_len=%lld\nart_status=%s\nart_len=%lld\ndirty=%d\nwipe_us=%lld\n"
-             "landlock=%d\nprotocol=%d\n",
-             failed ? 0 : 1, error, oc.exited, oc.exit_code, oc.signal, oc.wall_timeout,
-             oc.cpu_timeout, oc.mem_exceeded, oc.cpu_us, oc.wall_us, oc.maxrss_kb, oc.oom_kills,
-             out_size, err_size, out_len, err_len, tail_len, art_status, art_len, dirty,
-             oc.wipe_us, landlock_abi, PROTOCOL_VERSION);
-    if (send_header(header) < 0 || send_file_part(out_fd, 0, out_len) < 0 ||
-        send_file_part(err_fd, 0, err_len) < 0 ||
-        send_file_part(err_fd, err_size - tail_len, tail_len) < 0 ||
-        send_file_part(art_fd, 0, art_len) < 0)
-        _exit(0);
-    close(out_fd);
-    close(err_fd);
-    if (art_fd >= 0) close(art_fd);
+    if (pid == 0) run_init(&rq);
+    int status;
+    while (waitpid(pid, &status, __WALL) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv) {
@@ -1291,6 +1380,9 @@ int main(int argc, char **argv) {
     run_uid = (uid_t)uid;
     drop_to_supervisor();
     prepare_landlock();
+    /* Opened once, here: every run init inherits them. */
+    read_memory_kb();
+    read_oom_kills();
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
@@ -1309,6 +1401,6 @@ int main(int argc, char **argv) {
         uint32_t len;
         if (read_all(sock, &len, sizeof len) < 0) return 0; /* host closed: done */
         if (len == 0 || len > MAX_REQUEST || read_all(sock, buf, len) < 0) return 1;
-        serve(buf, len);
+        if (serve(buf, len) < 0) return 1;
     }
 }

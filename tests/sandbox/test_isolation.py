@@ -3,10 +3,13 @@
 The cases of a job run one after another in one container, and a container
 serves many jobs in turn. Each run of the program below prints everything it
 can observe at its start (its own limits, priority, policy and affinity;
-PID 1's; what lies in every writable place and in the job's files), then
-changes everything it can and leaves its input (a secret) wherever it can.
-Every later case, and every case of a later job in the same container, must
-observe exactly what the first one did (a later job: but for its own uid).
+PID 1's; what lies in every writable place and in the job's files; the
+counters that deleting files and ending processes do not turn back: its
+pid, a new thread's, a new file's inode number in each writable place),
+then changes everything it can, leaves its input (a secret) wherever it can
+and moves every counter on. Every later case, and every case of a later job
+in the same container, must observe exactly what the first one did (a later
+job: but for its own uid).
 """
 import json
 import pathlib
@@ -29,6 +32,7 @@ import os
 import platform
 import resource
 import sys
+import threading
 
 secret = sys.stdin.read().strip()
 libc = ctypes.CDLL(None, use_errno=True)
@@ -51,6 +55,23 @@ def attempt(call):
         pass
 
 
+def new_inode(place):
+    path = f"{place}/probe"
+    with open(path, "w"):
+        pass
+    number = os.stat(path).st_ino
+    os.unlink(path)
+    return number
+
+
+def new_thread_id():
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(threading.get_native_id()))
+    thread.start()
+    thread.join()
+    return seen[0]
+
+
 state = {
     "uid": os.getuid(),
     "cwd": os.getcwd(),
@@ -68,8 +89,17 @@ state = {
     "env": dict(os.environ),
     "data": observe(lambda: open("data.txt").read()),
     "places": {p: observe(lambda: sorted(os.listdir(p))) for p in PLACES},
+    "pid": os.getpid(),
+    "thread_id": new_thread_id(),
+    "inodes": {p: observe(lambda: new_inode(p)) for p in ("/tmp", "/dev/shm")},
 }
 print(json.dumps(state, sort_keys=True), flush=True)
+
+for place in ("/tmp", "/dev/shm"):
+    for _ in range(300):
+        attempt(lambda: new_inode(place))
+for _ in range(50):
+    attempt(new_thread_id)
 
 attempt(lambda: os.setpriority(os.PRIO_PROCESS, 1, 19))
 attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19))
@@ -92,9 +122,10 @@ attempt(lambda: _multiprocessing.SemLock(1, 1, 1, f"/{secret}", False))
 os.umask(0o777)
 '''
 
-# Plants what the wipe's own renames would use (it moves folders deeper than
-# 64 levels up to /tmp/.wipe-N), then a chain deeper than that: a collision
-# once made every wipe fail, so every case cost a fresh container.
+# Plants names a wipe's renames would use (folders deeper than 64 levels
+# were once moved up to /tmp/.wipe-N), then a chain deeper than that: a
+# collision once made every wipe fail, so every case cost a fresh container.
+# Each run's places are its own mounts now, gone with it, whatever it left.
 WIPE_COLLIDER = r'''
 import os
 
@@ -219,8 +250,8 @@ def _case(tmp_path, text=''):
 
 
 @pytest.mark.docker
-def test_a_run_that_collides_with_the_wipe_keeps_its_container(one_container_sandbox, docker_client,
-                                                               tmp_path):
+def test_a_run_that_leaves_a_deep_tree_keeps_its_container(one_container_sandbox, docker_client,
+                                                           tmp_path):
     sandbox = one_container_sandbox
     job = _job(tmp_path, 'collider', WIPE_COLLIDER)
     assert sandbox.compile(job).ok
@@ -228,7 +259,7 @@ def test_a_run_that_collides_with_the_wipe_keeps_its_container(one_container_san
     try:
         for _ in range(3):
             assert sandbox.run_case(job, _case(tmp_path)).status is Status.AC
-            assert _containers(docker_client, sandbox) == container, 'the wipe failed'
+            assert _containers(docker_client, sandbox) == container, 'the container was lost'
     finally:
         sandbox.release(job.key)
 

@@ -33,8 +33,6 @@ _ENDED = RunResponse(exit_code=0,
                      stderr_tail=b'',
                      artifact_status='none',
                      artifact=None,
-                     dirty=False,
-                     wipe_us=100,
                      landlock_abi=7)
 
 

@@ -22,7 +22,7 @@ def test_an_image_of_another_protocol_is_refused():
 
 
 def test_an_image_with_a_volume_is_refused():
-    """A volume is writable and outside what the supervisor wipes and checks."""
+    """A volume is writable and outside what the supervisor mounts anew for each run."""
     with pytest.raises(ImageMismatch, match='volumes'):
         check_image(client_with({'oj-sandbox.protocol': str(PROTOCOL_VERSION)}, {'/data': {}}),
                     'img')

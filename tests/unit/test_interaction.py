@@ -10,7 +10,8 @@ import pytest
 
 from sandbox.checking import CheckerLimits
 from sandbox.interaction import (PYTHON_INTERACTOR, STOPPED_TALKING, interaction_result,
-                                 interactor_request, interactor_verdict, program_request)
+                                 interactive_limits, interactor_request, interactor_verdict,
+                                 program_request)
 from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.verdict import Limits
@@ -127,7 +128,7 @@ def test_the_interactors_message_starts_the_cases_stderr():
 
 
 def test_both_sides_open_the_pipe_towards_the_program_first():
-    program = program_request(CASE_REQUEST, '/box/fifo', 1 << 20)
+    program = program_request(CASE_REQUEST, LIMITS, '/box/fifo')
     interactor = interactor_request(PYTHON, JUDGE, '/work/run', (), '/box/fifo')
     assert (program.fifo_in, program.fifo_out) == ('/box/fifo/to-program', '/box/fifo/from-program')
     assert (interactor.fifo_in, interactor.fifo_out) == (program.fifo_out, program.fifo_in)
@@ -138,6 +139,20 @@ def test_both_sides_open_the_pipe_towards_the_program_first():
     assert interactor.fifo_out_drop and not program.fifo_out_drop
     assert interactor.argv[:3] == ('python3', '-c', PYTHON_INTERACTOR)
     assert interactor.argv[-3:] == ('case/input', '/dev/null', 'case/answer')
+
+
+def test_the_programs_wall_bound_is_its_own_plus_what_the_interactor_thinks():
+    program_limits, interactor_limits = interactive_limits(LIMITS, JUDGE)
+    program = program_request(CASE_REQUEST, program_limits, '/box/fifo')
+    interactor = interactor_request(PYTHON, interactor_limits, '/work/run', (), '/box/fifo')
+    # A silent pair costs the program's own bound (3 T + 1 s); the
+    # interactor's CPU time, told through the clock, adds up to its limit.
+    assert program.wall_ms == 3 * LIMITS.time_ms + 1000
+    assert program.wall_credit_ms == JUDGE.time_ms
+    assert program.clock_in == interactor.clock_out == '/box/fifo/clock'
+    assert not program.clock_out and not interactor.clock_in and not interactor.wall_credit_ms
+    # The interactor outlasts the program's longest bound.
+    assert interactor.wall_ms > program.wall_ms + program.wall_credit_ms
 
 
 def _python_interactor(tmp_path, body: str, program_input: bytes = b''):

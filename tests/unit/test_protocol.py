@@ -27,10 +27,8 @@ GOOD = {
     'out_len': '3',
     'err_len': '0',
     'tail_len': '0',
-    'dirty': '0',
     'art_status': 'none',
     'art_len': '0',
-    'wipe_us': '9',
     'landlock': '7',
     'protocol': str(PROTOCOL_VERSION),
 }
@@ -66,7 +64,7 @@ def test_encodes_fields_and_argv():
 def test_reads_a_good_answer():
     response = read_response(answer(GOOD, b'hi\n'), REQUEST)
     assert response.stdout == b'hi\n' and response.cpu_us == 5 and response.artifact is None
-    assert response.wipe_us == 9 and response.landlock_abi == 7 and not response.mem_exceeded
+    assert response.landlock_abi == 7 and not response.mem_exceeded
 
 
 @pytest.mark.parametrize(
@@ -93,7 +91,7 @@ def test_reads_a_good_answer():
             'protocol': str(PROTOCOL_VERSION + 1)
         },  # an image built for another runner
         {
-            'wipe_us': '-1'
+            'wall_us': '-1'
         },
     ])
 def test_rejects_out_of_bounds_answers(change):

@@ -28,6 +28,9 @@ class FakeEngine:
     def add(self, name, **labels):
         self.all.append(FakeContainer(self, name, {LABEL: '1', **labels}))
 
+    def info(self):
+        return {'SecurityOptions': ['name=seccomp,profile=default']}
+
     def list(self, filters=None, **ignored):
         wanted = dict(f.split('=', 1) for f in filters['label'] if '=' in f)
         return [

@@ -1,0 +1,64 @@
+"""What a sandbox container is created with: the engine's options that the
+supervisor's own confinement relies on."""
+import dataclasses
+
+import docker.errors
+import pytest
+
+from sandbox.container import SandboxBroken, SandboxContainer, engine_uses_apparmor
+from tests.unit.test_container_reset import LIMITS
+
+
+class Engine:
+    """Records what a container is created with, then fails to start it."""
+
+    def __init__(self, security_options=(), info_fails=False):
+        self.containers = self
+        self.api = self
+        self.created = None
+        self._options = list(security_options)
+        self._info_fails = info_fails
+
+    def info(self):
+        if self._info_fails:
+            raise docker.errors.APIError('the engine is busy')
+        return {'SecurityOptions': self._options}
+
+    def create(self, image, **options):
+        self.created = options
+        return self
+
+    def start(self):
+        raise docker.errors.APIError('not in a unit test')
+
+    def remove_container(self, name, force):
+        pass
+
+
+@pytest.mark.parametrize('options, expected', [
+    (['name=apparmor', 'name=seccomp,profile=default'], True),
+    (['name=seccomp,profile=default'], False),
+    ([], False),
+])
+def test_apparmor_is_seen_in_the_engines_security_options(options, expected):
+    assert engine_uses_apparmor(Engine(options)) is expected
+
+
+def test_an_engine_that_does_not_answer_is_not_taken_for_apparmor():
+    assert engine_uses_apparmor(Engine(info_fails=True)) is False
+
+
+@pytest.mark.parametrize('unconfined', [False, True])
+def test_a_container_gets_what_its_supervisor_needs_and_no_more(tmp_path, unconfined):
+    engine = Engine()
+    limits = dataclasses.replace(LIMITS, apparmor_unconfined=unconfined)
+    container = SandboxContainer(engine, 'img', tmp_path / 'boxes', limits, {})
+    with pytest.raises(SandboxBroken):
+        container.start()
+    created = engine.created
+    assert created['cap_drop'] == ['ALL']
+    # SYS_ADMIN makes each run's namespaces and mounts; runs get no capability.
+    assert sorted(created['cap_add']) == ['KILL', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_ADMIN']
+    assert created['network_disabled'] is True and created['read_only'] is True
+    assert 'no-new-privileges' in created['security_opt']
+    assert ('apparmor=unconfined' in created['security_opt']) is unconfined
