@@ -24,7 +24,8 @@
  * - Every run starts in state no earlier run touched: PID 1 forks a "run
  *   init" in a new pid and mount namespace (fresh_places), which mounts new
  *   tmpfs instances on every place a run may write (/work, /tmp, /dev/shm;
- *   an empty read-only one on /dev/mqueue) and a /proc of its namespace,
+ *   an empty read-only one on /dev/mqueue; /dev itself read-only) and a
+ *   /proc of its namespace,
  *   then runs the request as below and exits. Its exit ends the namespace:
  *   every process of the run dies with it, and its mounts with everything
  *   written there are gone. So nothing a run leaves can reach a later run,
@@ -47,11 +48,12 @@
  * - A case may start threads (sharing its descriptors) but no processes, and
  *   may not make what would hold memory out of sight of its resident set or
  *   outlive it: sockets, memory files, System V IPC, POSIX message queues,
- *   FIFOs, extended attributes, pipes larger than the default 64 KiB,
- *   inotify queues, file locks (seccomp; the host caps descriptors, so pipes
- *   hold 8 MiB at most; RLIMIT_SIGPENDING caps queued signals and timers).
- *   Its memory (resident set and page tables) is watched during the run and
- *   the run stops as soon as it passes the memory limit.
+ *   FIFOs, pipes, extended attributes, inotify queues, file locks, seccomp
+ *   filters (seccomp; RLIMIT_SIGPENDING caps queued signals and timers), nor
+ *   move on a counter of the whole host that a later run could read (pipes,
+ *   shared anonymous memory, huge pages), nor set a file's times. Its
+ *   memory (resident set and page tables) is watched during the run and the
+ *   run stops as soon as it passes the memory limit.
  * - Landlock confines what runs see and write: they read the image and the
  *   job's files, and their working folder (which the run init makes, so a
  *   case cannot change it either); they write only /tmp and /dev/shm
@@ -295,6 +297,8 @@ static int is_empty(const char *path) {
  * the container's own mount below it, which no run ever writes. */
 static const char *const writable_places[] = {SCRATCH_DIR, TMP_DIR, SHM_DIR};
 #define N_PLACES (sizeof writable_places / sizeof *writable_places)
+static const char *const read_only_places[] = {"/dev", "/dev/pts"};
+#define N_READ_ONLY (sizeof read_only_places / sizeof *read_only_places)
 
 /* In the run init, before anything of the run exists: its own mounts (see
  * the header). Mounts are made private first, so none reaches PID 1's view.
@@ -306,6 +310,20 @@ static int fresh_places(char *error, size_t error_len) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
         snprintf(error, error_len, "mount: making the run's mounts private: %s", strerror(errno));
         return -1;
+    }
+    /* The container's own /dev (a tmpfs) and /dev/pts, read-only for the
+     * run: a device anyone may write lets anyone set its times to now, and
+     * when a run touched /dev/zero told a later run a value (devices work
+     * on a read-only mount as ever). */
+    for (size_t i = 0; i < N_READ_ONLY; i++) {
+        const unsigned long read_only = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC;
+        /* /dev/pts may not be a mount of its own (EINVAL) or exist. */
+        if (mount(NULL, read_only_places[i], NULL, read_only, NULL) < 0 &&
+            (i == 0 || (errno != ENOENT && errno != EINVAL))) {
+            snprintf(error, error_len, "mount %s read-only: %s", read_only_places[i],
+                     strerror(errno));
+            return -1;
+        }
     }
     for (size_t i = 0; i < N_PLACES; i++) {
         struct statfs below;
@@ -510,11 +528,13 @@ struct denial {
  * pidfds), state that outlives a process (System V IPC, POSIX message
  * queues, keys), memory out of sight of the resident set (memory files,
  * sockets, FIFOs, extended attributes, inotify queues, which once held
- * 228 MiB of events under a 64 MiB limit), a descriptor table or
- * namespace of one's own (unshare, setns and mounts: the container lets
- * the supervisor make them), the kernel's log, flushing the host's disks,
- * and kernel interfaces no judged program needs (io_uring, Linux AIO, whose
- * event count is one for the whole host, bpf, perf). */
+ * 228 MiB of events under a 64 MiB limit, seccomp filters and Landlock
+ * rulesets of one's own, which held 1.5 MiB of data and can write the
+ * host's audit log), a descriptor table or namespace of one's own
+ * (unshare, setns and mounts: the container lets the supervisor make them),
+ * the kernel's log, flushing the host's disks, and kernel interfaces no
+ * judged program needs (io_uring, Linux AIO, whose event count is one for
+ * the whole host, bpf, perf). */
 #define COMMON_DENIALS                                                                     \
     DENY(ptrace, EPERM), DENY(process_vm_readv, EPERM), DENY(process_vm_writev, EPERM),    \
         {NR_PIDFD_OPEN, EPERM}, {NR_PIDFD_GETFD, EPERM}, DENY(pidfd_send_signal, EPERM),  \
@@ -535,7 +555,9 @@ struct denial {
         DENY(open_by_handle_at, EPERM), DENY(syslog, EPERM), DENY(quotactl, EPERM),        \
         DENY(sethostname, EPERM), DENY(setdomainname, EPERM), DENY(sync, EPERM),           \
         DENY(syncfs, EPERM), DENY(setxattr, EPERM), DENY(lsetxattr, EPERM),               \
-        DENY(fsetxattr, EPERM), {NR_SETXATTRAT, EPERM}, DENY(clone3, ENOSYS)
+        DENY(fsetxattr, EPERM), {NR_SETXATTRAT, EPERM}, DENY(clone3, ENOSYS),                \
+        DENY(seccomp, EPERM), DENY(landlock_create_ruleset, EPERM),                         \
+        DENY(landlock_add_rule, EPERM), DENY(landlock_restrict_self, EPERM)
 
 /* The calls only older architectures have. clone3 says ENOSYS so that libc
  * falls back to clone, whose flags the filter can see (see install_filter). */
@@ -550,11 +572,28 @@ static const struct denial compile_denials[] = {
 };
 
 /* A case also may not start processes (fork and vfork fail as at a process
- * limit; clone may only make threads), nor drop pages of files it does not
- * own from the host's page cache (posix_fadvise: the compiler and its
- * precompiled header, which every job reads). */
+ * limit; clone may only make threads), drop pages of files it does not own
+ * from the host's page cache (posix_fadvise: the compiler and its
+ * precompiled header, which every job reads), set a file's times (they once
+ * carried a value to a later run), or make pipes: a pipe's inode number
+ * comes from a counter the whole host shares, which a run moved on to tell
+ * a later run a value (8 bits, every time). */
 static const struct denial case_denials[] = {
     COMMON_DENIALS,
+#ifdef __NR_pipe
+    DENY(pipe, EPERM),
+#endif
+#ifdef __NR_utime
+    DENY(utime, EPERM),
+#endif
+#ifdef __NR_utimes
+    DENY(utimes, EPERM),
+#endif
+#ifdef __NR_futimesat
+    DENY(futimesat, EPERM),
+#endif
+    DENY(pipe2, EPERM),
+    DENY(utimensat, EPERM),
 #ifdef __NR_mknod
     DENY(mknod, EPERM),
 #endif
@@ -589,8 +628,10 @@ static const struct denial case_fcntl_denials[] = {
  * ABI), then one comparison per refused call; then clone's flags: for cases
  * threads only, sharing the descriptor table and the filesystem state (with
  * tables of their own, 128 descriptors each, threads once kept 172 MiB in
- * pipes), and for both kinds no namespace and no pidfd; then, for cases,
- * fcntl's command (case_fcntl_denials). */
+ * pipes), and for both kinds no namespace and no pidfd; prctl's option (no
+ * seccomp filter of the run's own); then, for cases, fcntl's command
+ * (case_fcntl_denials) and mmap's flags. Each check of an argument ends in
+ * a verdict: the next check compares the call's number again. */
 #define THREAD_FLAGS (CLONE_THREAD | CLONE_FILES | CLONE_FS)
 #define CLONE_REFUSED                                                                        \
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |           \
@@ -599,7 +640,7 @@ static int install_filter(enum kind kind) {
     const struct denial *denials = kind == KIND_CASE ? case_denials : compile_denials;
     size_t n = kind == KIND_CASE ? sizeof case_denials / sizeof *case_denials
                                  : sizeof compile_denials / sizeof *compile_denials;
-    struct sock_filter f[24 + 2 * (sizeof case_denials / sizeof *case_denials + N_FCNTL_DENIALS)];
+    struct sock_filter f[48 + 2 * (sizeof case_denials / sizeof *case_denials + N_FCNTL_DENIALS)];
     size_t i = 0;
     f[i++] = LOAD(arch);
     f[i++] = JUMP(BPF_JEQ, AUDIT_ARCH_NATIVE, 1, 0);
@@ -620,13 +661,32 @@ static int install_filter(enum kind kind) {
     f[i++] = JUMP(BPF_JEQ, is_case ? THREAD_FLAGS : 0, 0, 1);
     f[i++] = RET(SECCOMP_RET_ALLOW);
     f[i++] = RET(SECCOMP_RET_ERRNO | (is_case ? EAGAIN : EPERM));
+    f[i++] = JUMP(BPF_JEQ, __NR_prctl, 0, 4);
+    f[i++] = LOAD(args[0]);
+    f[i++] = JUMP(BPF_JEQ, PR_SET_SECCOMP, 0, 1);
+    f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
+    f[i++] = RET(SECCOMP_RET_ALLOW);
     if (is_case) {
-        f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 1 + 2 * N_FCNTL_DENIALS);
+        f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 2 + 2 * N_FCNTL_DENIALS);
         f[i++] = LOAD(args[1]);
         for (size_t d = 0; d < N_FCNTL_DENIALS; d++) {
             f[i++] = JUMP(BPF_JEQ, case_fcntl_denials[d].nr, 0, 1);
             f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)case_fcntl_denials[d].err);
         }
+        f[i++] = RET(SECCOMP_RET_ALLOW);
+        /* mmap: no shared anonymous memory (it lies in the resident set, but
+         * each mapping moves on a host-wide counter that a run reads back
+         * as its output's inode number), no huge pages (a mapping moves on
+         * another, even when it fails). */
+        f[i++] = JUMP(BPF_JEQ, __NR_mmap, 0, 8);
+        f[i++] = LOAD(args[3]);
+        f[i++] = AND(MAP_ANONYMOUS | MAP_SHARED);
+        f[i++] = JUMP(BPF_JEQ, MAP_ANONYMOUS | MAP_SHARED, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
+        f[i++] = LOAD(args[3]);
+        f[i++] = AND(MAP_HUGETLB);
+        f[i++] = JUMP(BPF_JEQ, MAP_HUGETLB, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
     }
     f[i++] = RET(SECCOMP_RET_ALLOW);
     struct sock_fprog prog = {(unsigned short)i, f};
@@ -721,8 +781,9 @@ static int build_ruleset(enum kind kind) {
         if (fd >= 0) close(fd);
     }
     closedir(root);
-    static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                          "/dev/urandom"};
+    /* Not /dev/zero: a shared mapping of it is shared anonymous memory
+     * (see install_filter). */
+    static const char *const devices[] = {"/dev/null", "/dev/full", "/dev/random", "/dev/urandom"};
     for (size_t i = 0; i < sizeof devices / sizeof *devices; i++)
         failed |= add_path(ruleset, devices[i], LL_DEVICE, handled) < 0;
     failed |= add_path(ruleset, JOB_DIR, LL_READ, handled) < 0;

@@ -1,6 +1,6 @@
-# Ordinary threads work: threading, a thread pool, multiprocessing's thread pool.
+# Ordinary threads work: threading, and a thread pool (concurrent.futures;
+# multiprocessing's ThreadPool needs pipes, which a run may not make).
 import concurrent.futures
-import multiprocessing.pool
 import threading
 
 seen = []
@@ -11,6 +11,6 @@ for t in threads:
     t.join()
 with concurrent.futures.ThreadPoolExecutor(4) as pool:
     squares = sum(pool.map(lambda x: x * x, range(100)))
-with multiprocessing.pool.ThreadPool(2) as pool:
+with concurrent.futures.ThreadPoolExecutor(2) as pool:
     total = sum(pool.map(abs, range(10)))
 print(len(seen), squares, total)

@@ -1,5 +1,6 @@
-/* Pipes are allowed (thread pools use them) but keep their default 64 KiB:
- * growing one (F_SETPIPE_SZ) to keep memory there is refused. */
+/* Pipes hold memory out of sight (64 KiB each, more with F_SETPIPE_SZ), and
+ * their inode numbers come from a counter the whole host shares, which one
+ * run once moved on to tell a later one a value: a case may make none. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,11 +9,11 @@ int main(void) {
     int p[2];
     if (pipe(p) < 0) {
         perror("pipe");
-        return 2;
+        return 1;
     }
     if (fcntl(p[1], F_SETPIPE_SZ, 1 << 20) < 0) {
         perror("F_SETPIPE_SZ");
-        return 1;
+        return 2;
     }
     puts("grown");
     return 0;
