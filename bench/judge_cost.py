@@ -23,7 +23,7 @@ import docker
 
 from bench.sandboxes import running
 from sandbox.docker_sandbox import DockerSandbox
-from sandbox.job import CaseSpec, JudgeProgram, Role, SandboxJob
+from sandbox.job import CaseSpec, ProblemProgram, Role, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.settings import SandboxSettings
@@ -58,11 +58,14 @@ INTERACTORS = {
 }
 
 
-def judge(sandbox: DockerSandbox, folder: pathlib.Path, cases, judge_program=None) -> list:
+def judge(sandbox: DockerSandbox, folder: pathlib.Path, cases, problem_program=None) -> list:
     src = folder / 'src'
     src.mkdir(parents=True)
     (src / 'main.c').write_text(PROGRAM)
-    job = SandboxJob(key=uuid.uuid4().hex, language=Language.C, source_dir=src, judge=judge_program)
+    job = SandboxJob(key=uuid.uuid4().hex,
+                     language=Language.C,
+                     source_dir=src,
+                     problem_program=problem_program)
     try:
         assert sandbox.compile(job).ok
         sandbox.run_case(job, cases[0])  # its sandboxes are warm from now on
@@ -101,7 +104,7 @@ def main() -> None:
                     folder.mkdir()
                     (folder / name).write_text(source)
                     walls[way] = judge(sandbox, tmp / f'job-{way.replace(" ", "-")}', cases,
-                                       JudgeProgram(role, language, folder))
+                                       ProblemProgram(role, language, folder))
     medians = {way: statistics.median(w) * 1000 for way, w in walls.items()}
     if args.json:
         print(json.dumps({'cases': args.cases, 'case_ms': medians}, indent=1))

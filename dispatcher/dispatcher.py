@@ -11,7 +11,8 @@ from dispatcher.generation import CaseStep, CompileStep, Generation, Step
 from dispatcher.job import Job, check_job
 from sandbox.job import CaseSpec
 from sandbox.results import CaseResult, CompileResult, Status
-from sandbox.sandbox import HostFault, Sandbox
+from sandbox.faults import HostFault
+from sandbox.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ class Generation:
         self.sandbox_job = SandboxJob(key=uuid.uuid4().hex,
                                       language=job.language,
                                       source_dir=job.source_dir,
-                                      judge=job.judge)
+                                      problem_program=job.problem_program)
         self.started = False
         self.compile_result: Optional[CompileResult] = None
         self.case_results: List[List[Optional[CaseResult]]] = [[None] * meta.case_count

@@ -4,7 +4,7 @@ import dataclasses
 import pathlib
 from typing import Optional, Tuple
 
-from sandbox.job import JudgeProgram
+from sandbox.job import ProblemProgram
 from sandbox.languages import Language
 
 # Testdata files are named TTCC.in and TTCC.out (protocol §3): two digits each,
@@ -33,7 +33,7 @@ class Job:
     - `job_dir/src/`: `main.<ext>` and the problem's `chaos/` files;
     - `job_dir/testdata/`: `TTCC.in` and `TTCC.out` for task TT, case CC;
     - `job_dir/checker/` or `job_dir/interactor/`: the problem's checker or
-      interactor, when it has one (`judge`: `<role>.<ext>` and the files it
+      interactor, when it has one (`problem_program`: `<role>.<ext>` and the files it
       includes).
     """
     job_id: str
@@ -42,7 +42,7 @@ class Job:
     language: Language
     tasks: Tuple[TaskMeta, ...]
     job_dir: pathlib.Path
-    judge: Optional[JudgeProgram] = None
+    problem_program: Optional[ProblemProgram] = None
 
     @property
     def source_dir(self) -> pathlib.Path:
@@ -68,9 +68,9 @@ def check_job(job: object) -> None:
                          f'got {type(job.language).__name__}')
     if not isinstance(job.job_dir, pathlib.Path):
         raise ValueError(f'job {job.job_id!r}: job_dir must be a Path')
-    if job.judge is not None and not isinstance(job.judge, JudgeProgram):
-        raise ValueError(f'job {job.job_id!r}: judge must be None or a JudgeProgram, '
-                         f'got {type(job.judge).__name__}')
+    if job.problem_program is not None and not isinstance(job.problem_program, ProblemProgram):
+        raise ValueError(f'job {job.job_id!r}: problem_program must be None or a ProblemProgram, '
+                         f'got {type(job.problem_program).__name__}')
     if not isinstance(job.tasks, tuple):
         raise ValueError(f'job {job.job_id!r}: tasks must be a tuple')
     if not 1 <= len(job.tasks) <= MAX_TASKS:

@@ -18,7 +18,7 @@ from typing import Callable, Dict, Optional
 from runner import metrics
 from runner.threads import LoopThread
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
-from sandbox.sandbox import FaultKind, HostFault
+from sandbox.faults import FaultKind, HostFault
 
 log = logging.getLogger(__name__)
 

@@ -4,6 +4,7 @@ Names follow Prometheus conventions: a `oj_runner_` prefix, `_total` for
 counters, base units (`_seconds`, `_bytes`).
 """
 import time
+from typing import Optional
 
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram, Info
@@ -11,7 +12,8 @@ from prometheus_client import Counter, Gauge, Histogram, Info
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import CaseResult, CompileResult, Status
-from sandbox.sandbox import FaultKind, Sandbox
+from sandbox.faults import FaultKind
+from sandbox.sandbox import Sandbox
 
 REGISTRY = prometheus_client.CollectorRegistry()
 
@@ -154,5 +156,7 @@ class MeteredSandbox(Sandbox):
     def check_limits(self, memory_limit_kb: int) -> None:
         self._inner.check_limits(memory_limit_kb)
 
-    def self_test(self, *args):
-        return self._inner.self_test(*args)
+    def self_test(self,
+                  language: Language = Language.C,
+                  since: Optional[float] = None) -> Optional[str]:
+        return self._inner.self_test(language, since)

@@ -43,7 +43,7 @@ from runner.logs import about_job, current_submission_id
 from runner.reports import AbortReport, Report
 from runner.threads import LoopThread
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
-from sandbox.sandbox import FaultKind, HostFault
+from sandbox.faults import FaultKind, HostFault
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,10 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from sandbox.protocol import (ResetRequest, RunRequest, RunResponse, SupervisorFailure,
-                              SupervisorProtocolError, read_reset_response, read_response)
-from sandbox.sandbox import FaultKind
+from sandbox.protocol import (PROTOCOL_VERSION, ResetRequest, RunRequest, RunResponse,
+                              SupervisorFailure, SupervisorProtocolError, read_reset_response,
+                              read_response)
+from sandbox.faults import FaultKind
 from sandbox.settings import ContainerLimits
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,27 @@ RESET_TIMEOUT_SEC = 10.0
 # after its first job (caches of what jobs read, kernel memory such as
 # directory entries): a later job would pay for reclaiming more, in time.
 RESET_MEMORY_GROWTH_KB = 256 * 1024
+
+
+class ImageMismatch(Exception):
+    """A sandbox image was built for another supervisor protocol."""
+
+
+def check_image(client: docker.DockerClient, image: str) -> None:
+    """Raise docker.errors.ImageNotFound when `image` is not on this host,
+    ImageMismatch when it was built for another supervisor protocol or
+    declares volumes."""
+    found_image = client.images.get(image)
+    found = found_image.labels or {}
+    if (found_image.attrs.get('Config') or {}).get('Volumes'):
+        # A volume is a writable place below no run's own mounts, which no reset checks.
+        raise ImageMismatch(f'{image} declares volumes (VOLUME in its Dockerfile or its base): '
+                            'a sandbox image may have none')
+    if found.get(PROTOCOL_LABEL) != str(PROTOCOL_VERSION):
+        raise ImageMismatch(f'{image} was built for supervisor protocol '
+                            f'{found.get(PROTOCOL_LABEL, "1")}, this runner speaks '
+                            f'{PROTOCOL_VERSION}: rebuild it (FORCE=1 '
+                            'sandbox/images/build-offline.sh)')
 
 
 class SandboxBroken(Exception):

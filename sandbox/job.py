@@ -20,8 +20,14 @@ class Role(str, enum.Enum):
         return self.value + pathlib.PurePath(language.toolchain.source_name).suffix
 
 
+# Below a checker's or interactor's working folder; the host puts the case's
+# files there for each run (never into the submission's sandbox, which never
+# sees the answer). A problem's own files may not take the name.
+CASE_FOLDER = 'case'
+
+
 @dataclasses.dataclass(frozen=True)
-class JudgeProgram:
+class ProblemProgram:
     """A problem's checker or interactor: `source_dir` holds its
     `<role>.<ext>` and the files it includes (the problem's, never a
     submission's)."""
@@ -37,13 +43,14 @@ class SandboxJob:
     `key` is unique per claim generation: sandboxes and compiled artifacts are
     keyed by it, so two generations of one job never share a sandbox.
     `source_dir` holds `main.<ext>` and the problem's `chaos/` files, nothing else
-    (never the answers). `judge`: the problem's checker or interactor, which
-    then judges the cases instead of the built-in comparison.
+    (never the answers). `problem_program`: the problem's checker or
+    interactor, which then judges the cases instead of the built-in
+    comparison.
     """
     key: str
     language: Language
     source_dir: pathlib.Path
-    judge: Optional[JudgeProgram] = None
+    problem_program: Optional[ProblemProgram] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,22 +15,78 @@ every core is judging; a caller holding a core asks for a container without
 engine work first (`engine_work=False`). At most `max_alive` containers exist
 at any moment, counting those being created and those waiting to be removed.
 
-The caller (the dispatcher) runs at most `max_alive` sandbox runs at once, so
+The caller (the run engine) runs at most `max_alive` sandbox runs at once, so
 an acquire can always be served: by the job's own idle container, a free one,
 another job's idle one, a new container, or one in place of a doomed
 container, a free container of another image or another job's idle one.
+
+Each container has one record (`_Record`): its state, the job it serves, its
+birth and the jobs it has served. Every decision reads the records under one
+condition; engine work and resets happen outside it.
 """
-import collections
+import dataclasses
+import enum
+import itertools
 import logging
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from sandbox.container import SandboxBroken, SandboxContainer
 
 log = logging.getLogger(__name__)
 
 Factory = Callable[[str], SandboxContainer]
+
+
+class _State(enum.Enum):
+    FREE = 'free'  # reset, no job's: any job of its image may have it
+    IDLE = 'idle'  # its job's, between two of that job's runs
+    IN_RUN = 'in run'  # acquired and not given back yet
+    TAKEN_OVER = 'taken over'  # being reset for a run of another job
+    PUT_BACK = 'put back'  # being reset after its job, to be free
+    DOOMED = 'doomed'  # to be destroyed by the keeper
+    REMOVING = 'removing'  # being destroyed by the keeper (its slot held until it is gone)
+
+
+class _Way(enum.Enum):
+    """How an acquire is served (SandboxPool._choose)."""
+    OWN = 'own'  # the job's own idle container, holding its files
+    FREE = 'free'  # a free one
+    TAKE_OVER = 'take over'  # another job's idle one, to be reset
+    NEW = 'new'  # a new one (in a victim's slot)
+    NONE = 'none'  # none without engine work
+
+
+@dataclasses.dataclass(eq=False)
+class _Record:
+    container: SandboxContainer
+    born: float
+    state: _State
+    job: Optional[str] = None  # the job it serves; None once that job is released
+    jobs_served: int = 0
+    freed: int = 0  # when it last became free (a sequence number: the most recent first)
+
+    @property
+    def image(self) -> str:
+        return self.container.image
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolStats:
+    """What the pool holds at one moment. `alive` counts every container
+    that exists, slots being created included; `in_runs` the containers
+    acquired (or being made or reset for an acquire) and not given back;
+    `free` the free containers by image, the most recently used last;
+    `spare_wanted` the image the keeper would start a spare of now."""
+    alive: int
+    creating: int
+    in_runs: int
+    idle: int
+    doomed: int
+    jobs: int
+    free: Mapping[str, Tuple[SandboxContainer, ...]]
+    spare_wanted: Optional[str]
 
 
 class SandboxPool:
@@ -61,14 +117,10 @@ class SandboxPool:
         self._clock = clock
         self._spare_target = dict(spares)
         self._cond = threading.Condition()
-        self._alive = 0
-        self._in_runs = 0  # containers acquired and not given back yet
-        self._free: Dict[str, List[SandboxContainer]] = collections.defaultdict(list)
-        self._idle: Dict[str, List[SandboxContainer]] = collections.defaultdict(list)
-        self._job_of: Dict[SandboxContainer, str] = {}
-        self._born: Dict[SandboxContainer, float] = {}
-        self._jobs_served: Dict[SandboxContainer, int] = {}
-        self._doomed: List[SandboxContainer] = []
+        self._records: Dict[SandboxContainer, _Record] = {}
+        self._creating_for_runs = 0  # slots of containers being made for an acquire
+        self._creating_spares = 0  # and for the keeper
+        self._freed = itertools.count(1)
         # Engine calls that create containers are bounded: a burst of starts
         # once wedged the engine on these hosts.
         self._starting = threading.BoundedSemaphore(max_starting)
@@ -83,14 +135,12 @@ class SandboxPool:
         later acquires fail."""
         with self._cond:
             self._stopping = True
-            doomed = [c for cs in self._free.values() for c in cs]
-            doomed += [c for cs in self._idle.values() for c in cs]
-            doomed += self._doomed
-            self._free.clear()
-            self._idle.clear()
-            self._doomed = []
+            doomed = [
+                r.container for r in self._records.values()
+                if r.state in (_State.FREE, _State.IDLE, _State.DOOMED)
+            ]
             for c in doomed:
-                self._forget(c)
+                del self._records[c]
             self._cond.notify_all()
         for c in doomed:
             c.destroy()
@@ -100,6 +150,21 @@ class SandboxPool:
         if self._keeper.ident is not None:
             self._keeper.join(timeout)
         return not self._keeper.is_alive()
+
+    def stats(self) -> PoolStats:
+        with self._cond:
+            return self._stats()
+
+    def wait_for(self, predicate: Callable[[PoolStats], bool], timeout: float) -> bool:
+        """Wait until `predicate(stats)` holds (for observers: nothing in the
+        pool's own work waits on it); False when `timeout` passed first."""
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self._stats()), timeout)
+
+    def alive(self) -> int:
+        """Containers alive now, free ones included (a metric)."""
+        with self._cond:
+            return self._alive()
 
     def acquire(self,
                 job_key: str,
@@ -124,294 +189,322 @@ class SandboxPool:
             raise
         return container
 
+    def give_back(self, container: SandboxContainer, broken: bool = False) -> None:
+        """End of one run. A broken container is destroyed; one whose job was
+        released meanwhile is reset for the next job."""
+        with self._cond:
+            record = self._records[container]
+            self._cond.notify_all()
+            reusable = not broken and not self._stopping
+            if reusable and record.job is not None:
+                record.state = _State.IDLE
+                return
+            if reusable:
+                record.state = _State.PUT_BACK
+        if reusable:
+            self._put_back(record)
+        else:
+            self._doom(record)
+
+    def release(self, job_key: str) -> None:
+        """Reset the job's idle containers for other jobs; busy ones follow
+        when given back."""
+        with self._cond:
+            idle = []
+            for record in self._records.values():
+                if record.job != job_key:
+                    continue
+                record.job = None
+                if record.state is _State.IDLE:
+                    record.state = _State.PUT_BACK
+                    idle.append(record)
+        for record in idle:
+            self._put_back(record)  # never raises: a container it cannot reset is doomed
+
     def _obtain(self, job_key: str, image: str,
                 engine_work: bool) -> Optional[Tuple[SandboxContainer, bool]]:
         """A container of `image` assigned to `job_key` and counted in a run,
-        and whether it holds the job's files already.
-
-        In order: the job's own idle container, a free one; without engine
-        work another job's idle container, reset for this one (about a
-        millisecond; that job gets another when it needs one), else None.
-        With engine work: a new one while there is room; at capacity a
-        container taken over, else a new one in place of a doomed container,
-        a free one of another image or another job's idle one of another
-        image; else a wait."""
+        and whether it holds the job's files already (see `_choose`)."""
         while True:
-            victim = taken = None
             with self._cond:
-                while True:
-                    if self._stopping:
-                        raise SandboxBroken('sandbox pool is stopped')
-                    own = [c for c in self._idle[job_key] if c.image == image]
-                    if own:
-                        self._idle[job_key].remove(own[0])
-                        self._in_runs += 1
-                        return own[0], True
-                    container = self._take_free(image)
-                    if container is not None:
-                        self._assign(container, job_key)
-                        self._in_runs += 1
-                        self._cond.notify_all()  # the keeper may start a spare
-                        return container, False
-                    if not engine_work or self._alive >= self._max_alive:
-                        taken = self._idle_of_another_job(image)
-                        if taken is not None:
-                            self._detach(taken)
-                            break
-                        if not engine_work:
-                            return None
-                    if self._alive < self._max_alive:
-                        self._alive += 1
-                        break
-                    victim = self._victim()
-                    if victim is not None:
-                        # Its slot passes to the new container, so `alive` stays.
-                        self._forget(victim, keep_slot=True)
-                        break
-                    if not self._cond.wait(timeout=self._acquire_timeout):
-                        raise SandboxBroken('no sandbox became free in time')
-                self._in_runs += 1
-            if taken is None:
-                return self._new(job_key, image, victim), False
+                way, record = self._choose(job_key, image, engine_work)
+            if way is _Way.NONE:
+                return None
+            if way is not _Way.TAKE_OVER:
+                if way is _Way.NEW:
+                    return self._new(job_key, image, record), False
+                return record.container, way is _Way.OWN
             try:
-                taken.reset()
+                record.container.reset()
             except BaseException as exc:
-                with self._cond:
-                    self._in_runs -= 1
-                self._doom(taken)
+                self._doom(record)
                 if not isinstance(exc, SandboxBroken):
                     raise
                 log.warning('a sandbox could not be reset for another job: %s', exc)
                 continue
             with self._cond:
                 if not self._stopping:
-                    self._assign(taken, job_key)
-                    return taken, False
-                self._in_runs -= 1
-                self._forget(taken)
+                    self._assign(record, job_key)
+                    return record.container, False
+                del self._records[record.container]
+                self._cond.notify_all()
             # stop() passed while it was being reset: nothing may run after it.
-            taken.destroy()
+            record.container.destroy()
             raise SandboxBroken('sandbox pool is stopped')
 
-    def _new(self, job_key: str, image: str,
-             victim: Optional[SandboxContainer]) -> SandboxContainer:
+    def _choose(self, job_key: str, image: str,
+                engine_work: bool) -> Tuple['_Way', Optional[_Record]]:
+        """Lock held: how the acquire is served, waiting until it can be.
+
+        In order: the job's own idle container, a free one (both in a run
+        now); without engine work another job's idle container, to be reset
+        for this one (about a millisecond; that job gets another when it
+        needs one), else none. With engine work: a new one while there is
+        room; at capacity a container taken over, else a new one in place of
+        a victim (a doomed container, a free one of another image or another
+        job's idle one of another image, its record gone and its slot the new
+        one's); else a wait."""
+        while True:
+            if self._stopping:
+                raise SandboxBroken('sandbox pool is stopped')
+            own = self._first(_State.IDLE, image, lambda r: r.job == job_key)
+            if own is not None:
+                own.state = _State.IN_RUN
+                return _Way.OWN, own
+            free = self._take_free(image)
+            if free is not None:
+                self._assign(free, job_key)
+                self._cond.notify_all()  # the keeper may start a spare
+                return _Way.FREE, free
+            if not engine_work or self._alive() >= self._max_alive:
+                taken = self._first(_State.IDLE, image, lambda r: not self._worn(r))
+                if taken is not None:
+                    taken.state, taken.job = _State.TAKEN_OVER, None
+                    return _Way.TAKE_OVER, taken
+                if not engine_work:
+                    return _Way.NONE, None
+            if self._alive() < self._max_alive:
+                self._creating_for_runs += 1
+                return _Way.NEW, None
+            victim = self._victim()
+            if victim is not None:
+                del self._records[victim.container]
+                self._creating_for_runs += 1
+                return _Way.NEW, victim
+            if not self._cond.wait(timeout=self._acquire_timeout):
+                raise SandboxBroken('no sandbox became free in time')
+
+    def _new(self, job_key: str, image: str, victim: Optional[_Record]) -> SandboxContainer:
         """A new container in the slot reserved for it (or `victim`'s)."""
         try:
             if victim is not None:
-                victim.destroy()
+                victim.container.destroy()
             with self._cond:
                 stopped = self._stopping
             if stopped:
                 raise SandboxBroken('sandbox pool is stopped')
         except BaseException:
             with self._cond:
-                self._in_runs -= 1
-                self._alive -= 1
+                self._creating_for_runs -= 1
                 self._cond.notify_all()
             raise
-        try:
-            container = self._create(image)  # frees the slot when it fails
-        except BaseException:
-            with self._cond:
-                self._in_runs -= 1
-                self._cond.notify_all()
-            raise
-        with self._cond:
-            self._assign(container, job_key)
-            if not self._stopping:
-                return container
-            self._in_runs -= 1
-            self._forget(container)
-        # stop() has passed: nothing may be left running after it.
-        container.destroy()
-        raise SandboxBroken('sandbox pool is stopped')
+        container, record = self._create(image, job_key)  # frees the slot when it fails
+        if record is None:
+            # stop() has passed: nothing may be left running after it.
+            container.destroy()
+            raise SandboxBroken('sandbox pool is stopped')
+        return container
 
-    def give_back(self, container: SandboxContainer, broken: bool = False) -> None:
-        """End of one run. A broken container is destroyed; one whose job was
-        released meanwhile is reset for the next job."""
-        with self._cond:
-            self._in_runs -= 1
-            self._cond.notify_all()
-            reusable = not broken and not self._stopping
-            job_key = self._job_of.get(container)
-            if reusable and job_key is not None:
-                self._idle[job_key].append(container)
-                return
-        if reusable:
-            self._put_back(container)
-        else:
-            self._doom(container)
-
-    def release(self, job_key: str) -> None:
-        """Reset the job's idle containers for other jobs; busy ones follow
-        when given back."""
-        with self._cond:
-            idle = self._idle.pop(job_key, [])
-            for c in list(self._job_of):
-                if self._job_of[c] == job_key:
-                    del self._job_of[c]
-        for c in idle:
-            self._put_back(c)  # never raises: a container it cannot reset is doomed
-
-    def alive(self) -> int:
-        """Containers alive now, free ones included (a metric)."""
-        with self._cond:
-            return self._alive
-
-    def _put_back(self, container: SandboxContainer) -> None:
+    def _put_back(self, record: _Record) -> None:
         """Free for another job once reset; destroyed when it cannot be, or is worn."""
         with self._cond:
-            worn = self._worn(container)
+            worn = self._worn(record)
         if worn:
-            self._doom(container)
+            self._doom(record)
             return
         try:
-            container.reset()
+            record.container.reset()
         except Exception as exc:
             # Whatever went wrong, the container is not known to be clean.
             log.warning('a sandbox could not be reset for another job, destroying it: %s', exc)
-            self._doom(container)
+            self._doom(record)
             return
         with self._cond:
             if not self._stopping:
-                self._free[container.image].append(container)
+                record.state, record.freed = _State.FREE, next(self._freed)
                 self._cond.notify_all()
                 return
-        self._doom(container)
+        self._doom(record)
 
-    def _doom(self, container: SandboxContainer) -> None:
+    def _doom(self, record: _Record) -> None:
         """Destroyed by the keeper (it keeps its slot until then), or here once
         the pool stops."""
         with self._cond:
-            if not self._stopping:
-                self._job_of.pop(container, None)
-                self._doomed.append(container)
-                self._cond.notify_all()
-                return
-            self._forget(container)
             self._cond.notify_all()
-        container.destroy()
+            if not self._stopping:
+                record.state, record.job = _State.DOOMED, None
+                return
+            self._records.pop(record.container, None)
+        record.container.destroy()
+
+    # The rest: the lock held, unless they say otherwise.
+
+    def _alive(self) -> int:
+        return len(self._records) + self._creating_for_runs + self._creating_spares
+
+    def _stats(self) -> PoolStats:
+        by_state = {state: 0 for state in _State}
+        for record in self._records.values():
+            by_state[record.state] += 1
+        free = {
+            image: tuple(r.container for r in self._free_of(image))
+            for image in {*self._spare_target, *(r.image for r in self._records.values())}
+        }
+        return PoolStats(alive=self._alive(),
+                         creating=self._creating_for_runs + self._creating_spares,
+                         in_runs=self._in_runs(),
+                         idle=by_state[_State.IDLE],
+                         doomed=by_state[_State.DOOMED],
+                         jobs=len({r.job
+                                   for r in self._records.values() if r.job is not None}),
+                         free=free,
+                         spare_wanted=self._spare_wanted())
+
+    def _in_runs(self) -> int:
+        """Containers acquired, or being made or reset for an acquire."""
+        return self._creating_for_runs + sum(r.state in (_State.IN_RUN, _State.TAKEN_OVER)
+                                             for r in self._records.values())
+
+    def _first(self, state: _State, image: str, also: Callable[[_Record],
+                                                               bool]) -> Optional[_Record]:
+        for record in self._records.values():
+            if record.state is state and record.image == image and also(record):
+                return record
+        return None
+
+    def _free_of(self, image: str) -> List[_Record]:
+        """Free containers of `image`, the most recently used last."""
+        return sorted(
+            (r for r in self._records.values() if r.state is _State.FREE and r.image == image),
+            key=lambda r: r.freed)
 
     def _expire_free(self) -> None:
-        """Lock held. Free containers past their age are doomed, so that no
-        job is given one and a fresh spare replaces it."""
-        for free in self._free.values():
-            for container in [c for c in free if self._worn(c)]:
-                free.remove(container)
-                self._doomed.append(container)
+        """Free containers past their age are doomed, so that no job is given
+        one and a fresh spare replaces it."""
+        for record in self._records.values():
+            if record.state is _State.FREE and self._worn(record):
+                record.state = _State.DOOMED
                 self._cond.notify_all()  # the keeper removes it
 
     def _next_expiry(self) -> Optional[float]:
-        """Lock held. Seconds until the oldest free container is past its age."""
-        born = [self._born.get(c, 0.0) for cs in self._free.values() for c in cs]
+        """Seconds until the oldest free container is past its age."""
+        born = [r.born for r in self._records.values() if r.state is _State.FREE]
         if not born:
             return None
         return max(0.0, min(born) + self._max_age_sec - self._clock())
 
-    def _take_free(self, image: str) -> Optional[SandboxContainer]:
+    def _take_free(self, image: str) -> Optional[_Record]:
         """The most recently used free container of `image` that is not past
         its age (the others age out first)."""
         self._expire_free()
-        free = self._free[image]
-        return free.pop() if free else None
+        free = self._free_of(image)
+        return free[-1] if free else None
 
-    def _idle_of_another_job(self, image: str) -> Optional[SandboxContainer]:
-        """Another job's idle container of `image` that may serve more jobs."""
-        for containers in self._idle.values():
-            for container in containers:
-                if container.image == image and not self._worn(container):
-                    return container
-        return None
+    def _worn(self, record: _Record) -> bool:
+        return (record.jobs_served >= self._max_jobs
+                or self._clock() - record.born >= self._max_age_sec)
 
-    def _worn(self, container) -> bool:
-        return (self._jobs_served.get(container, 0) >= self._max_jobs
-                or self._clock() - self._born.get(container, 0.0) >= self._max_age_sec)
+    def _assign(self, record: _Record, job_key: str) -> None:
+        record.state, record.job = _State.IN_RUN, job_key
+        record.jobs_served += 1
 
-    def _detach(self, container):
-        """No job's any more (its age and uses stay)."""
-        job_key = self._job_of.pop(container)
-        self._idle[job_key].remove(container)
-
-    def _assign(self, container, job_key):
-        self._job_of[container] = job_key
-        self._jobs_served[container] = self._jobs_served.get(container, 0) + 1
-
-    def _forget(self, container, keep_slot=False):
-        job_key = self._job_of.pop(container, None)
-        if job_key is not None and container in self._idle.get(job_key, ()):
-            self._idle[job_key].remove(container)
-        self._born.pop(container, None)
-        self._jobs_served.pop(container, None)
-        if not keep_slot:
-            self._alive -= 1
-
-    def _victim(self) -> Optional[SandboxContainer]:
+    def _victim(self) -> Optional[_Record]:
         """A container nobody is using, its slot for another: a doomed one, a
         free one of another image (one of this image would have been taken),
         else the idle container of another job (that job gets a new one when
         it needs it)."""
-        if self._doomed:
-            return self._doomed.pop()
-        for free in self._free.values():
-            if free:
-                return free.pop()
-        for containers in self._idle.values():
-            if containers:
-                return containers[0]
+        for state in (_State.DOOMED, _State.FREE, _State.IDLE):
+            for record in self._records.values():
+                if record.state is state:
+                    return record
         return None
 
-    def _create(self, image: str) -> SandboxContainer:
+    def _spare_wanted(self) -> Optional[str]:
+        if self._alive() >= self._max_alive or self._in_runs() >= self._cores:
+            return None
+        for image, target in self._spare_target.items():
+            if len(self._free_of(image)) < target:
+                return image
+        return None
+
+    def _create(self, image: str,
+                job_key: Optional[str]) -> Tuple[SandboxContainer, Optional[_Record]]:
+        """Lock not held. A container made in the slot reserved for it: an
+        acquire's, in a run of `job_key`, or (None) a spare, free. Its record
+        is made with it, unless the pool stopped meanwhile: then None, and
+        the caller destroys it. The slot is freed when it fails."""
         try:
             with self._starting:
                 container = self._factory(image)
                 container.start()
         except BaseException:
             with self._cond:
-                self._alive -= 1
-                self._cond.notify_all()
+                self._slot_made(job_key)
             self._on_start_failure()
             raise
         with self._cond:
-            self._born[container] = self._clock()
-        return container
+            self._slot_made(job_key)
+            if self._stopping:
+                return container, None
+            record = self._records[container] = _Record(container, self._clock(), _State.FREE)
+            if job_key is not None:
+                self._assign(record, job_key)
+            else:
+                record.freed = next(self._freed)
+            return container, record
 
-    def _spare_wanted(self) -> Optional[str]:
-        if self._alive >= self._max_alive or self._in_runs >= self._cores:
-            return None
-        for image, target in self._spare_target.items():
-            if len(self._free[image]) < target:
-                return image
-        return None
+    def _slot_made(self, job_key: Optional[str]) -> None:
+        """The slot reserved for a container being made is its record's now,
+        or free."""
+        if job_key is not None:
+            self._creating_for_runs -= 1
+        else:
+            self._creating_spares -= 1
+        self._cond.notify_all()
 
     def _keep(self) -> None:
-        """Removes doomed containers and starts spares, one at a time."""
+        """Lock not held. Removes doomed containers and starts spares, one at
+        a time."""
         failures = 0
         while True:
             with self._cond:
                 while not self._stopping:
                     self._expire_free()
-                    if self._doomed or self._spare_wanted() is not None:
+                    if self._first_doomed() is not None or self._spare_wanted() is not None:
                         break
                     self._cond.wait(timeout=self._next_expiry())
                 if self._stopping:
                     return
-                doomed = self._doomed.pop() if self._doomed else None
+                doomed = self._first_doomed()
                 if doomed is None:
                     image = self._spare_wanted()
-                    self._alive += 1
+                    self._creating_spares += 1
+                else:
+                    # Its slot is freed once it is gone, not before.
+                    doomed.state = _State.REMOVING
             if doomed is not None:
                 try:
-                    doomed.destroy()
+                    doomed.container.destroy()
                 except Exception:
                     # Its slot is freed all the same: the engine's leftovers
                     # are removed by label (remove_exited, remove_leftovers).
                     log.exception('removing a sandbox failed')
                 with self._cond:
-                    self._forget(doomed)
+                    self._records.pop(doomed.container, None)
                     self._cond.notify_all()
                 continue
             try:
-                container = self._create(image)
+                container, record = self._create(image, None)
                 if failures:
                     log.info('spare sandboxes start again (after %d failures)', failures)
                 failures = 0
@@ -423,14 +516,15 @@ class SandboxPool:
                 with self._cond:
                     # Back off before trying again, whatever else wakes the
                     # pool meanwhile; stop() ends the wait.
-                    until = time.monotonic() + min(30.0, 2.0**failures)
-                    self._cond.wait_for(lambda: self._stopping or time.monotonic() >= until,
-                                        timeout=until - time.monotonic())
+                    until = self._clock() + min(30.0, 2.0**failures)
+                    self._cond.wait_for(lambda: self._stopping or self._clock() >= until,
+                                        timeout=until - self._clock())
                 continue
-            with self._cond:
-                if not self._stopping:
-                    self._free[image].append(container)
-                    self._cond.notify_all()
-                    continue
-                self._forget(container)
-            container.destroy()
+            if record is None:
+                container.destroy()  # stop() has passed
+
+    def _first_doomed(self) -> Optional[_Record]:
+        for record in self._records.values():
+            if record.state is _State.DOOMED:
+                return record
+        return None

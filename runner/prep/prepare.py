@@ -9,7 +9,7 @@ from runner.backend.inbound import JobPayload
 from runner.prep.job_folders import JobFolders
 from runner.prep.testdata import TestdataCache
 from runner.prep.zips import extract_source
-from sandbox.sandbox import FaultKind, HostFault, disk_fault
+from sandbox.faults import FaultKind, HostFault, disk_fault
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,8 @@ class Preparer:
                                            testdata_dir,
                                            job.source_dir,
                                            stop,
-                                           judge_root=job_dir)
-            return dataclasses.replace(job, judge=judge)
+                                           program_root=job_dir)
+            return dataclasses.replace(job, problem_program=judge)
         except BaseException:
             try:
                 self._folders.remove(job_dir)

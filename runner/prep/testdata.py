@@ -30,8 +30,7 @@ from runner.backend.client import BackendClient
 from runner.backend.http_session import Interrupted
 from runner.prep.locks import Locks
 from runner.prep.zips import extract_testdata
-from sandbox.checking import CASE_FOLDER
-from sandbox.job import JudgeProgram, Role
+from sandbox.job import CASE_FOLDER, ProblemProgram, Role
 from sandbox.languages import BUILD_NAMES, Language
 
 log = logging.getLogger(__name__)
@@ -77,10 +76,10 @@ class TestdataCache:
                 testdata_dir: pathlib.Path,
                 source_dir: pathlib.Path,
                 stop: threading.Event,
-                judge_root: Optional[pathlib.Path] = None) -> Optional[JudgeProgram]:
+                program_root: Optional[pathlib.Path] = None) -> Optional[ProblemProgram]:
         """Copies the cases of `tasks` into `testdata_dir`, the `chaos/` files
         into `source_dir` and the `checker/` or `interactor/` files into a
-        folder of that name below `judge_root`, refreshing the cache first
+        folder of that name below `program_root`, refreshing the cache first
         when the backend's checksum differs from the cached one. The
         problem's checker or interactor, or None without one."""
         # Asked before the download, never after: if the testdata changes in
@@ -95,16 +94,16 @@ class TestdataCache:
             else:
                 metrics.TESTDATA_HITS.inc()
             data = problem_dir / 'data'
-            judge = _judge_program(problem_id, data, judge_root)
+            program = _problem_program(problem_id, data, program_root)
             _copy_cases(problem_id,
                         data,
                         tasks,
                         testdata_dir,
-                        answers_needed=judge is None or judge.role is Role.CHECKER)
+                        answers_needed=program is None or program.role is Role.CHECKER)
             _copy_chaos(problem_id, data, source_dir)
-            if judge is not None and judge_root is not None:
-                _copy_tree(problem_id, data / judge.role.value, judge.source_dir)
-            return judge
+            if program is not None and program_root is not None:
+                _copy_tree(problem_id, data / program.role.value, program.source_dir)
+            return program
 
     @contextlib.contextmanager
     def _held(self, problem_id: int, stop: threading.Event) -> Iterator[None]:
@@ -196,8 +195,8 @@ def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
                                         f'the payload\'s case counts do not match it')
 
 
-def _judge_program(problem_id: int, data: pathlib.Path,
-                   judge_root: Optional[pathlib.Path]) -> Optional[JudgeProgram]:
+def _problem_program(problem_id: int, data: pathlib.Path,
+                     program_root: Optional[pathlib.Path]) -> Optional[ProblemProgram]:
     """`checker/` or `interactor/` (not both) holds one source,
     `<role>.c`, `<role>.cpp` or `<role>.py`, and what it includes (a problem
     setter's `testlib.h`). A layout the runner cannot build makes the
@@ -220,9 +219,9 @@ def _judge_program(problem_id: int, data: pathlib.Path,
             taken = ', '.join(sorted(BUILD_NAMES | {CASE_FOLDER}))
             raise TestdataError(f'{where}: {role.value}/{entry.name} has a name the runner '
                                 f'gives its own files ({taken}); rename it')
-    return JudgeProgram(role=role,
-                        language=sources[0],
-                        source_dir=(judge_root or data) / role.value)
+    return ProblemProgram(role=role,
+                          language=sources[0],
+                          source_dir=(program_root or data) / role.value)
 
 
 def _copy_chaos(problem_id: int, data: pathlib.Path, source_dir: pathlib.Path) -> None:

@@ -1,5 +1,6 @@
 """Fixtures for tests that run real Docker sandboxes (the engine itself:
 `docker_client` in tests/conftest.py)."""
+import contextlib
 import pathlib
 import uuid
 
@@ -81,3 +82,17 @@ def assert_nothing_left_running(client, root: pathlib.Path):
                 continue
             raise
         assert len(processes) == 1, f'{container.name} still runs {processes}'
+
+
+@contextlib.contextmanager
+def sandbox_of_its_own(client, root: pathlib.Path, **settings):
+    """A sandbox for one test, with `settings`, that leaves nothing behind."""
+    sandbox = DockerSandbox(SandboxSettings(root=root, spares_per_image=0, **settings),
+                            client=client)
+    sandbox.start()
+    try:
+        yield sandbox
+    finally:
+        sandbox.stop()
+        sandbox.join(60)
+        sandbox.remove_leftovers()

@@ -35,7 +35,7 @@ def test_the_second_compile_of_the_same_build_is_a_cache_hit(sandbox, tmp_path, 
     first, again = job_of(tmp_path, SOURCE + marker, 'first'), job_of(tmp_path, SOURCE + marker,
                                                                       'again')
     try:
-        with caplog.at_level(logging.DEBUG, logger='sandbox.docker_sandbox'):
+        with caplog.at_level(logging.DEBUG, logger='sandbox.building'):
             assert sandbox.compile(first).ok
             assert hits(caplog) == 0
             assert sandbox.run_case(first, case).status is Status.AC
@@ -52,7 +52,7 @@ def test_a_compile_error_is_served_from_the_cache_with_its_message(sandbox, tmp_
     broken = f'int main(void) {{ return {uuid.uuid4().hex[:8]}_undeclared; }}\n'
     jobs = [job_of(tmp_path, broken, name) for name in ('one', 'two')]
     try:
-        with caplog.at_level(logging.DEBUG, logger='sandbox.docker_sandbox'):
+        with caplog.at_level(logging.DEBUG, logger='sandbox.building'):
             first, second = (sandbox.compile(job) for job in jobs)
         assert first.status is second.status is Status.CE
         assert second.message == first.message and 'undeclared' in first.message

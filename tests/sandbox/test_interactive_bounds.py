@@ -10,10 +10,10 @@ import uuid
 
 import pytest
 
-from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
-from sandbox.job import CaseSpec, JudgeProgram, Role, SandboxJob
+from sandbox.job import CaseSpec, ProblemProgram, Role, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
+from tests.sandbox.conftest import sandbox_of_its_own
 
 JUDGES = pathlib.Path(__file__).parent / 'judges'
 CASES = pathlib.Path(__file__).parent / 'cases'
@@ -31,16 +31,11 @@ int main(void) {
 
 @pytest.fixture
 def generous_sandbox(docker_client, tmp_path):
-    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root',
-                                            max_containers=2,
-                                            spares_per_image=0,
-                                            interactor_time_ms=INTERACTOR_BUDGET_MS),
-                            client=docker_client)
-    sandbox.start()
-    yield sandbox
-    sandbox.stop()
-    sandbox.join(60)
-    sandbox.remove_leftovers()
+    with sandbox_of_its_own(docker_client,
+                            tmp_path / 'root',
+                            max_containers=2,
+                            interactor_time_ms=INTERACTOR_BUDGET_MS) as sandbox:
+        yield sandbox
 
 
 def _judge(sandbox, tmp_path, source: bytes, interactor: pathlib.Path, time_limit_ms: int,
@@ -54,7 +49,8 @@ def _judge(sandbox, tmp_path, source: bytes, interactor: pathlib.Path, time_limi
     job = SandboxJob(key=f'bounds-{uuid.uuid4()}',
                      language=Language.C,
                      source_dir=src,
-                     judge=JudgeProgram(Role.INTERACTOR, Language.C, tmp_path / 'interactor'))
+                     problem_program=ProblemProgram(Role.INTERACTOR, Language.C,
+                                                    tmp_path / 'interactor'))
     try:
         assert sandbox.compile(job).ok
         started = time.monotonic()

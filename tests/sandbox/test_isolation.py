@@ -17,10 +17,11 @@ import uuid
 
 import pytest
 
-from sandbox.docker_sandbox import INSTANCE_LABEL, DockerSandbox, SandboxSettings
+from sandbox.docker_sandbox import INSTANCE_LABEL
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
+from tests.sandbox.conftest import sandbox_of_its_own
 
 CASES = 4
 
@@ -143,15 +144,8 @@ print("done")
 @pytest.fixture
 def one_container_sandbox(docker_client, tmp_path):
     """A sandbox that can hold a single container: every case runs in it."""
-    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root',
-                                            max_containers=1,
-                                            spares_per_image=0),
-                            client=docker_client)
-    sandbox.start()
-    yield sandbox
-    sandbox.stop()
-    sandbox.join(60)
-    sandbox.remove_leftovers()
+    with sandbox_of_its_own(docker_client, tmp_path / 'root', max_containers=1) as sandbox:
+        yield sandbox
 
 
 def _containers(client, sandbox):

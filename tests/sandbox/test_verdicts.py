@@ -28,7 +28,7 @@ from typing import Optional, Tuple
 import pytest
 
 from runner.backend.outbound import case_object
-from sandbox.job import CaseSpec, JudgeProgram, Role, SandboxJob
+from sandbox.job import CaseSpec, ProblemProgram, Role, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
 from tests.sandbox.conftest import SECRET, assert_nothing_left_running
@@ -113,11 +113,11 @@ def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary
     judge = None
     if case.judge is not None:
         role, language, _ = case.judge
-        judge = JudgeProgram(role, language, tmp_path / 'job' / role.value)
+        judge = ProblemProgram(role, language, tmp_path / 'job' / role.value)
     job = SandboxJob(key=f'{folder.name}-{uuid.uuid4()}',
                      language=case.language,
                      source_dir=tmp_path / 'job' / 'src',
-                     judge=judge)
+                     problem_program=judge)
     try:
         compiled = sandbox.compile(job)
         if case.verdict is Status.CE:

@@ -1,11 +1,20 @@
 """Small fakes shared by the unit tests: time, jitter, zips, the supervisor's
-requests and answers."""
+requests and answers, a run engine and a job's grader."""
 import dataclasses
 import io
 import stat
+import threading
 import zipfile
 
+from sandbox.building import Build
+from sandbox.engine import RunEngine
+from sandbox.graders import Context
+from sandbox.job import ProblemProgram, SandboxJob
+from sandbox.job_state import JobState
+from sandbox.languages import Language
 from sandbox.protocol import Kind, RunRequest, RunResponse
+from sandbox.results import CompileResult, Status
+from sandbox.settings import SandboxSettings
 
 CASE_REQUEST = RunRequest(kind=Kind.CASE,
                           argv=('./main', ),
@@ -85,3 +94,39 @@ def symlink(name, target):
     info = zipfile.ZipInfo(name)
     info.external_attr = (stat.S_IFLNK | 0o777) << 16
     return info, target
+
+
+class ScriptedEngine(RunEngine):
+    """A run engine whose runs measure as `answer(want, request)` says
+    (RunResponse), or raise what it returns; its retry is the real one."""
+
+    def __init__(self, answer):
+        super().__init__(pool=None, cores=threading.BoundedSemaphore(1), max_pairs=1)
+        self.answer = answer
+        self.asked = []  # (job key, request)
+
+    def run(self, want, request, stdin, finish, files=None):
+        self.asked.append((want.job_key, request))
+        measured = self.answer(want, request)
+        if isinstance(measured, BaseException):
+            raise measured
+        return finish(measured, None)
+
+
+def grader_of(mode, engine, tmp_path, settings=None, problem_program=None):
+    """A grader of `mode` (a Grader class) for a C job built in `tmp_path`,
+    on `engine`; its checker or interactor (`problem_program`, a Role)
+    built there too."""
+    built = tmp_path / 'build'
+    built.mkdir(exist_ok=True)
+    (built / Language.C.toolchain.artifact).write_bytes(b'')
+    program = None
+    if problem_program is not None:
+        program = ProblemProgram(problem_program, Language.C, tmp_path / 'problem')
+    job = SandboxJob(key='j', language=Language.C, source_dir=tmp_path, problem_program=program)
+    state = JobState(job, Build(CompileResult(Status.AC), built, Language.C))
+    if program is not None:
+        state.problem_build = Build(CompileResult(Status.AC), built, Language.C)
+    settings = settings or SandboxSettings(root=tmp_path / 'root')
+    context = Context(engine, settings, tmp_path, lambda language, exc: str(exc))
+    return mode(context, state)

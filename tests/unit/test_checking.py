@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from sandbox.checking import CHECKER_OUTPUT_BYTES, CheckerLimits, checked_result, checker_verdict
+from sandbox.graders.checker import (CHECKER_OUTPUT_BYTES, CheckerLimits, checked_result,
+                                     checker_verdict)
 from sandbox.results import CaseResult, Status
 from tests.unit.fakes import ended_run
 
@@ -85,50 +86,41 @@ def test_a_checker_failure_is_a_judge_error_naming_it():
 
 
 def test_a_python_checker_runs_through_the_wrapper_that_makes_a_crash_its_failure():
-    from sandbox.checking import PYTHON_CHECKER, checker_request
+    from sandbox.graders.checker import PYTHON_CHECKER, checker_request
     from sandbox.languages import Language
-    request = checker_request(Language.PYTHON.toolchain, LIMITS, '/work/run', ())
+    request = checker_request(Language.PYTHON.toolchain, LIMITS)
     assert request.argv[:3] == ('python3', '-c', PYTHON_CHECKER)
     assert request.argv[3:] == ('main.py', 'case/input', 'case/output', 'case/answer')
-    assert checker_request(Language.C.toolchain, LIMITS, '/work/run',
-                           ()).argv == ('./main', 'case/input', 'case/output', 'case/answer')
+    assert checker_request(Language.C.toolchain,
+                           LIMITS).argv == ('./main', 'case/input', 'case/output', 'case/answer')
 
 
 def test_only_failures_that_would_come_again_stop_the_checker():
-    from sandbox.checking import stops_judging
+    from sandbox.graders.checker import stops_for_the_job
     for reason in ('the checker ran out of time (1000 ms)', 'the checker was killed by signal 11',
                    'the checker wrote more than 5 bytes', 'the checker ran out of memory (1 MiB)'):
-        assert stops_judging(reason)
-    assert not stops_judging('the checker failed: bad answer file')  # one case's
+        assert stops_for_the_job(reason)
+    assert not stops_for_the_job('the checker failed: bad answer file')  # one case's
 
 
 def test_a_checker_out_of_its_limits_is_not_run_again_for_the_jobs_later_cases(tmp_path):
-    import pathlib
+    from sandbox.graders.checker import CheckerGrader
+    from sandbox.job import CaseSpec, Role
+    from tests.unit.fakes import ScriptedEngine, grader_of
 
-    from sandbox.docker_sandbox import DockerSandbox
-    from sandbox.job import CaseSpec, JudgeProgram, Role, SandboxJob
-    from sandbox.languages import Language
-    from sandbox.settings import SandboxSettings
-    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root'), client=object())
-    sandbox._artifacts.mkdir(parents=True)
-    calls = []
+    def answer(want, request):
+        # The program ends well; its checker runs out of time.
+        return ENDED if want.job_key == 'j' else dataclasses.replace(ENDED, cpu_timeout=True)
 
-    def in_sandbox(*args, **kwargs):
-        calls.append(args[0].key)
-        return Status.JE, 'the checker ran out of time (10000 ms)'
-
-    sandbox._in_sandbox = in_sandbox
-    job = SandboxJob(key='j',
-                     language=Language.C,
-                     source_dir=pathlib.Path('/nonexistent'),
-                     judge=JudgeProgram(Role.CHECKER, Language.C, pathlib.Path('/nonexistent')))
+    (tmp_path / 'in').write_bytes(b'1 2\n')
+    (tmp_path / 'out').write_bytes(b'3\n')
     case = CaseSpec(tmp_path / 'in', tmp_path / 'out', 1000, 65536)
-    program = CaseResult(status=Status.AC)
-    first = sandbox._check(job, case, program, ENDED)
-    second = sandbox._check(job, case, program, ENDED)
-    assert calls == ['j/checker']
+    engine = ScriptedEngine(answer)
+    grader = grader_of(CheckerGrader, engine, tmp_path, problem_program=Role.CHECKER)
+    first, second = grader.grade(case), grader.grade(case)
+    assert [key for key, _ in engine.asked] == ['j', 'j/checker']
     assert first.status is second.status is Status.JE
     assert 'not run again' in second.stderr
-    sandbox.release('j')
-    sandbox._check(job, case, program, ENDED)  # a new generation would run it again
-    assert calls == ['j/checker', 'j/checker']
+    # A new generation (compiled again) would run it again.
+    grader_of(CheckerGrader, engine, tmp_path, problem_program=Role.CHECKER).grade(case)
+    assert [key for key, _ in engine.asked] == ['j', 'j/checker', 'j', 'j/checker']

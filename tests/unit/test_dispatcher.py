@@ -15,7 +15,7 @@ from dispatcher.dispatcher import Dispatcher
 from dispatcher.job import TaskMeta
 from sandbox.languages import Language
 from sandbox.results import CaseResult, CompileResult, Status
-from sandbox.sandbox import FaultKind, HostFault
+from sandbox.faults import FaultKind, HostFault
 from tests.unit.fake_sandbox import (COMPILE, GUARD_SEC, Completions, FakeSandbox, make_job,
                                      ok_case, stop_and_join)
 

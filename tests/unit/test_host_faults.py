@@ -13,7 +13,7 @@ from runner.backend.inbound import JobPayload
 from runner.prep.prepare import Preparer
 from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
 from sandbox.languages import Language
-from sandbox.sandbox import FaultKind, HostFault, disk_fault
+from sandbox.faults import FaultKind, HostFault, disk_fault
 
 MiB = 1024 * 1024
 
@@ -78,21 +78,25 @@ def test_the_metered_sandbox_passes_the_memory_check_on():
 
 
 def test_a_self_test_serves_only_failures_it_began_after(monkeypatch):
-    sandbox = DockerSandbox(SandboxSettings(root=pathlib.Path('/nonexistent')), client=object())
+    from sandbox.results import CaseResult, Status
+    from sandbox.self_test import SelfTest
+    from tests.unit.fakes import FakeTime
+    time = FakeTime(now=100.0)
+    self_test = SelfTest(SandboxSettings(root=pathlib.Path('/nonexistent')),
+                         None,
+                         None,
+                         None,
+                         pathlib.Path('/nonexistent'),
+                         clock=time.clock)
     judged = []
-
-    def judge(language):
-        judged.append(language)
-        from sandbox.results import CaseResult, Status
-        return CaseResult(Status.AC)
-
-    monkeypatch.setattr(sandbox, 'judge_known', judge)
-    import time
-    before = time.monotonic()
-    assert sandbox.self_test(Language.C, since=before) is None
-    assert sandbox.self_test(Language.C, since=before) is None  # the same failure: shared
+    monkeypatch.setattr(self_test, 'judge_known',
+                        lambda language: judged.append(language) or CaseResult(Status.AC))
+    failed_at = time.now
+    assert self_test.problem(Language.C, since=failed_at) is None
+    assert self_test.problem(Language.C, since=failed_at) is None  # the same failure: shared
     assert len(judged) == 1
-    assert sandbox.self_test(Language.C, since=time.monotonic()) is None  # a later failure
+    time.now += 1
+    assert self_test.problem(Language.C, since=time.now) is None  # a later failure
     assert len(judged) == 2
 
 

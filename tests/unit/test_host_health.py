@@ -5,7 +5,7 @@ import queue
 
 from runner import metrics
 from runner.host_health import PROBE_BACKOFF_SEC, HostHealth
-from sandbox.sandbox import FaultKind, HostFault
+from sandbox.faults import FaultKind, HostFault
 from tests.unit.fakes import NoJitter
 
 GUARD_SEC = 10  # only guards against a hang

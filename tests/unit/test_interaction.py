@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from sandbox.checking import CheckerLimits
-from sandbox.interaction import (PYTHON_INTERACTOR, STOPPED_TALKING, interaction_result,
-                                 interactive_limits, interactor_request, interactor_verdict,
-                                 program_request)
+from sandbox.graders.checker import CheckerLimits
+from sandbox.graders.interactive import (PYTHON_INTERACTOR, STOPPED_TALKING, interaction_result,
+                                         interactive_limits, interactor_request, interactor_verdict,
+                                         program_request)
 from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.verdict import Limits
@@ -129,7 +129,7 @@ def test_the_interactors_message_starts_the_cases_stderr():
 
 def test_both_sides_open_the_pipe_towards_the_program_first():
     program = program_request(CASE_REQUEST, LIMITS, '/box/fifo')
-    interactor = interactor_request(PYTHON, JUDGE, '/work/run', (), '/box/fifo')
+    interactor = interactor_request(PYTHON, JUDGE, '/box/fifo')
     assert (program.fifo_in, program.fifo_out) == ('/box/fifo/to-program', '/box/fifo/from-program')
     assert (interactor.fifo_in, interactor.fifo_out) == (program.fifo_out, program.fifo_in)
     # The program opens its stdin first, the interactor its stdout: the same FIFO.
@@ -144,7 +144,7 @@ def test_both_sides_open_the_pipe_towards_the_program_first():
 def test_the_programs_wall_bound_is_its_own_plus_what_the_interactor_thinks():
     program_limits, interactor_limits = interactive_limits(LIMITS, JUDGE)
     program = program_request(CASE_REQUEST, program_limits, '/box/fifo')
-    interactor = interactor_request(PYTHON, interactor_limits, '/work/run', (), '/box/fifo')
+    interactor = interactor_request(PYTHON, interactor_limits, '/box/fifo')
     # A silent pair costs the program's own bound (3 T + 1 s); the
     # interactor's CPU time, told through the clock, adds up to its limit.
     assert program.wall_ms == 3 * LIMITS.time_ms + 1000

@@ -12,7 +12,7 @@ from runner.backend.outbound import AbortReason
 from runner.poller import Poller
 from runner.reports import AbortReport
 from sandbox.languages import Language
-from sandbox.sandbox import FaultKind, HostFault
+from sandbox.faults import FaultKind, HostFault
 from tests.unit.fakes import FakeTime, NoJitter
 
 JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time

@@ -1,12 +1,8 @@
 """A run holds a core, and waits for one holding no container that another
 job could take over; getting a container that needs the engine holds no core."""
-import pathlib
 import threading
 
-from sandbox.docker_sandbox import DockerSandbox
-from sandbox.job import SandboxJob
-from sandbox.languages import Language
-from sandbox.settings import SandboxSettings
+from sandbox.engine import RunEngine, Want
 from tests.unit.fakes import CASE_REQUEST, ended_run
 
 REQUEST = CASE_REQUEST
@@ -65,13 +61,12 @@ class Pool:
 
 
 def attempt(ready):
-    sandbox = DockerSandbox(SandboxSettings(root=pathlib.Path('/nonexistent')), client=object())
-    cores = sandbox._cpu_slots = Cores()
-    pool = sandbox._pool = Pool(cores, ready)
-    job = SandboxJob(key='k', language=Language.C, source_dir=pathlib.Path('/nonexistent'))
+    cores = Cores()
+    pool = Pool(cores, ready)
+    engine = RunEngine(pool, cores, max_pairs=1)
     finished = []
-    sandbox._attempt(job, Language.C.toolchain, pathlib.Path('/nonexistent'), REQUEST, None,
-                     lambda run, container: finished.append(cores.held))
+    engine.run(Want('k', 'img', lambda container: None), REQUEST, None,
+               lambda run, container: finished.append(cores.held))
     return cores, pool, finished
 
 

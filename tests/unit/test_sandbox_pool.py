@@ -72,23 +72,20 @@ def stage(container, job):
     container.staged.append(job)
 
 
-def observe(pool, condition):
-    """Wait until `condition()` holds of the pool's state (an observation for
-    tests: nothing in the runner waits for it)."""
-    with pool._cond:
-        return pool._cond.wait_for(condition, WAIT)
-
-
-def spares_ready(pool):
-    return observe(
-        pool, lambda: all(len(pool._free[image]) >= n for image, n in pool._spare_target.items()))
+def spares_ready(pool, spares):
+    return pool.wait_for(lambda s: all(len(s.free[image]) >= n for image, n in spares.items()),
+                         WAIT)
 
 
 def settled(pool):
     """Every doomed container has been removed."""
-    return observe(
-        pool, lambda: not pool._doomed and pool._alive == len(
-            [c for cs in pool._free.values() for c in cs]) + len(pool._job_of))
+    return pool.wait_for(
+        lambda s: not s.doomed and not s.creating and s.alive == sum(
+            len(free) for free in s.free.values()) + s.idle + s.in_runs, WAIT)
+
+
+def free(pool, image='img'):
+    return pool.stats().free.get(image, ())
 
 
 def make_pool(factory, max_alive=2, spares=None, **kwargs):
@@ -143,7 +140,7 @@ def test_a_container_busy_at_its_jobs_release_is_reset_when_given_back():
     assert idle.resets == 1 and busy.resets == 0
     pool.give_back(busy)
     assert busy.resets == 1 and not busy.destroyed
-    assert sorted(id(c) for c in pool._free['img']) == sorted([id(idle), id(busy)])
+    assert sorted(id(c) for c in free(pool)) == sorted([id(idle), id(busy)])
     pool.stop()
 
 
@@ -195,15 +192,12 @@ def test_a_container_is_not_served_past_its_age():
 
 def test_a_free_container_past_its_age_is_replaced_before_a_job_asks():
     factory = Factory()
-    time = FakeTime(now=100.0)
-    pool = make_pool(factory, max_alive=2, spares={'img': 1}, max_age_sec=60, clock=time.clock)
-    assert spares_ready(pool)
+    # The keeper's own timer: a real clock, and an age it reaches at once.
+    pool = make_pool(factory, max_alive=2, spares={'img': 1}, max_age_sec=0.2)
+    assert spares_ready(pool, {'img': 1})
     old = factory.made[0]
-    time.now += 60
-    with pool._cond:
-        pool._cond.notify_all()  # what any event in the pool does; the keeper looks again
-    assert old.gone.wait(WAIT) and spares_ready(pool)
-    assert pool._free['img'] == [factory.made[1]]
+    assert old.gone.wait(WAIT) and spares_ready(pool, {'img': 1})
+    assert old not in free(pool) and len(factory.made) >= 2
     pool.stop()
 
 
@@ -216,7 +210,7 @@ def test_an_unexpected_failure_of_a_reset_dooms_the_container_and_the_rest_go_on
     pool.give_back(second)
     first.reset_surprises = True
     pool.release('a')
-    assert first.gone.wait(WAIT) and second.resets == 1 and second in pool._free['img']
+    assert first.gone.wait(WAIT) and second.resets == 1 and second in free(pool)
     pool.stop()
 
 
@@ -230,13 +224,12 @@ def test_an_unexpected_failure_of_a_removal_frees_its_slot_and_the_keeper_goes_o
     b = pool.acquire('b', 'img', lambda c: None)
     pool.give_back(b, broken=True)
     assert b.gone.wait(WAIT) and settled(pool) and pool.alive() == 0
-    assert pool._keeper.is_alive()
+    assert not pool.join(0)  # the keeper goes on
     pool.stop()
 
 
 def test_a_container_made_for_an_acquire_that_stop_overtook_is_not_left_behind():
     factory = Factory()
-    pool = make_pool(factory, max_alive=1)
     made = []
 
     def factory_that_stops_the_pool(image):
@@ -245,7 +238,7 @@ def test_a_container_made_for_an_acquire_that_stop_overtook_is_not_left_behind()
         pool.stop()  # the drain, while this acquire's container starts
         return c
 
-    pool._factory = factory_that_stops_the_pool
+    pool = make_pool(factory_that_stops_the_pool, max_alive=1)
     with pytest.raises(SandboxBroken):
         pool.acquire('a', 'img', lambda c: None)
     assert made[0].destroyed and pool.alive() == 0
@@ -341,7 +334,7 @@ def test_failed_creation_frees_its_slot():
     for _ in range(3):
         with pytest.raises(SandboxBroken):
             pool.acquire('a', 'img', lambda c: None)
-    assert pool.alive() == 0 and pool._in_runs == 0
+    assert pool.alive() == 0 and pool.stats().in_runs == 0
     pool.stop()
 
 
@@ -377,7 +370,7 @@ def test_bound_holds_under_concurrent_jobs():
     assert not any(t.is_alive() for t in threads)
     assert max(most) <= 3
     assert settled(pool) and pool.alive() == len(factory.live()) <= 3
-    assert not pool._job_of and pool._in_runs == 0
+    assert pool.stats().jobs == 0 and pool.stats().in_runs == 0
     pool.stop()
     assert not factory.live()
 
@@ -385,11 +378,11 @@ def test_bound_holds_under_concurrent_jobs():
 def test_spares_are_kept_and_handed_out_once():
     factory = Factory()
     pool = make_pool(factory, max_alive=3, spares={'img': 1}, cores=2)
-    assert spares_ready(pool)
+    assert spares_ready(pool, {'img': 1})
     spare = factory.made[0]
     got = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
     assert got is spare and got.staged == ['a']
-    assert spares_ready(pool)  # the keeper replaces it
+    assert spares_ready(pool, {'img': 1})  # the keeper replaces it
     other = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
     assert other is factory.made[1] and other.staged == ['b']
     assert len(factory.made) <= 3
@@ -400,19 +393,18 @@ def test_spares_are_kept_and_handed_out_once():
 def test_no_spare_is_started_while_every_core_is_in_a_run():
     factory = Factory()
     pool = make_pool(factory, max_alive=4, spares={'img': 1}, cores=1)
-    assert spares_ready(pool)
+    assert spares_ready(pool, {'img': 1})
     busy = pool.acquire('a', 'img', lambda c: None)
-    with pool._cond:
-        assert pool._spare_wanted() is None  # the one core is judging
+    assert pool.stats().spare_wanted is None  # the one core is judging
     pool.give_back(busy)
-    assert spares_ready(pool) and len(factory.made) == 2
+    assert spares_ready(pool, {'img': 1}) and len(factory.made) == 2
     pool.stop()
 
 
 def test_spare_of_another_image_is_evicted_when_full():
     factory = Factory()
     pool = make_pool(factory, max_alive=1, spares={'cpp': 1})
-    assert spares_ready(pool)
+    assert spares_ready(pool, {'cpp': 1})
     python = pool.acquire('a', 'python', lambda c: None)
     assert python.image == 'python' and factory.made[0].destroyed
     pool.stop()
@@ -425,7 +417,7 @@ def test_spare_of_another_image_is_evicted_when_full():
 def test_stop_destroys_spares_and_fails_later_acquires():
     factory = Factory()
     pool = make_pool(factory, max_alive=2, spares={'img': 1})
-    assert spares_ready(pool)
+    assert spares_ready(pool, {'img': 1})
     pool.stop()
     pool.join(WAIT)
     assert all(c.destroyed for c in factory.made)
@@ -436,10 +428,10 @@ def test_stop_destroys_spares_and_fails_later_acquires():
 def test_stop_destroys_free_and_doomed_containers():
     factory = Factory()
     pool = make_pool(factory, max_alive=3)
-    free = pool.acquire('a', 'img', lambda c: None)
-    pool.give_back(free)
+    free_one = pool.acquire('a', 'img', lambda c: None)
+    pool.give_back(free_one)
     pool.release('a')
-    assert free in pool._free['img']
+    assert free_one in free(pool)
     pool.stop()
     pool.join(WAIT)
     assert all(c.destroyed for c in factory.made) and pool.alive() == 0
@@ -449,7 +441,7 @@ def test_without_engine_work_a_container_is_taken_over_even_with_room_or_none_is
     factory = Factory()
     pool = make_pool(factory, max_alive=4)
     assert pool.acquire('a', 'img', lambda c: None, engine_work=False) is None
-    assert not factory.made and pool._in_runs == 0 and pool.alive() == 0
+    assert not factory.made and pool.stats().in_runs == 0 and pool.alive() == 0
     a = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
     pool.give_back(a)
     b = pool.acquire('b', 'img', lambda c: stage(c, 'b'), engine_work=False)
@@ -465,4 +457,4 @@ def test_a_takeover_that_stop_overtook_hands_nothing_out():
     a.reset = pool.stop  # the drain, while the container is being reset
     with pytest.raises(SandboxBroken):
         pool.acquire('b', 'img', lambda c: None)
-    assert a.destroyed and pool.alive() == 0 and pool._in_runs == 0
+    assert a.destroyed and pool.alive() == 0 and pool.stats().in_runs == 0

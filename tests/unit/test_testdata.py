@@ -448,7 +448,7 @@ def _install_with(tmp_path, tag, extra, answers=True):
                              job.testdata,
                              job.src,
                              threading.Event(),
-                             judge_root=tmp_path / 'job')
+                             program_root=tmp_path / 'job')
     return judge, job
 
 
@@ -538,7 +538,7 @@ def test_a_cache_of_an_older_layout_is_refreshed_whatever_its_checksum(tmp_path)
                                                          job.testdata,
                                                          job.src,
                                                          threading.Event(),
-                                                         judge_root=tmp_path / 'c2')
+                                                         program_root=tmp_path / 'c2')
     assert again.language is Language.PYTHON and backend.downloads == before + 1
 
 

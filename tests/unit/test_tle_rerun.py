@@ -4,11 +4,12 @@ import dataclasses
 
 import pytest
 
-from sandbox.docker_sandbox import DockerSandbox
-from sandbox.job import CaseSpec, SandboxJob
-from sandbox.languages import Language
+from sandbox.graders.standard import StandardGrader
+from sandbox.job import CaseSpec
+from sandbox.job_state import MAX_RERUNS_PER_JOB
 from sandbox.results import Status
 from sandbox.settings import SandboxSettings
+from tests.unit.fakes import ScriptedEngine, grader_of
 from tests.unit.test_verdict import OK
 
 LIMIT_MS = 1000
@@ -19,30 +20,25 @@ def ran(cpu_ms, **changes):
 
 
 @pytest.fixture
-def judge(tmp_path, monkeypatch):
+def judge(tmp_path):
     """Judges one C case whose runs measure as given, one per attempt."""
 
     def judge_case(*measured, tle_margin=1.5, fail_on=None):
         """`fail_on`: the attempt (1-based) that raises it instead of running."""
-        sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root', tle_margin=tle_margin),
-                                client=object())
-        job = SandboxJob(key='k', language=Language.C, source_dir=tmp_path / 'src')
-        staging = sandbox._staging(job.key)
-        staging.mkdir(parents=True)
-        (staging / Language.C.toolchain.artifact).write_bytes(b'')
+        runs = list(measured)
+
+        def answer(want, request):
+            if fail_on is not None and fail_on[0] == len(engine.asked):
+                return fail_on[1]
+            return runs.pop(0)
+
+        engine = ScriptedEngine(answer)
+        settings = SandboxSettings(root=tmp_path / 'root', tle_margin=tle_margin)
         (tmp_path / 'in').write_bytes(b'1 2\n')
         (tmp_path / 'out').write_bytes(b'3\n')
-        runs, requests = list(measured), []
-
-        def attempts(job, toolchain, staging, request, stdin, finish, files=None):
-            requests.append(request)
-            if fail_on is not None and fail_on[0] == len(requests):
-                raise fail_on[1]
-            return finish(runs.pop(0), None)
-
-        monkeypatch.setattr(sandbox, '_attempt', attempts)
-        result = sandbox.run_case(job, CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
-        return result, requests
+        result = grader_of(StandardGrader, engine, tmp_path, settings).grade(
+            CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
+        return result, [request for _, request in engine.asked]
 
     return judge_case
 
@@ -96,18 +92,16 @@ def test_a_rerun_that_answers_differently_does_not_count(judge):
     assert result.status is Status.TLE and result.exec_time_ms == 1100
 
 
-def test_a_job_takes_only_a_few_reruns(tmp_path, monkeypatch):
-    from sandbox.docker_sandbox import MAX_RERUNS_PER_JOB
-    sandbox = DockerSandbox(SandboxSettings(root=tmp_path / 'root'), client=object())
-    job = SandboxJob(key='k', language=Language.C, source_dir=tmp_path)
-    assert [sandbox._take_rerun(job)
+def test_a_job_takes_only_a_few_reruns(tmp_path):
+    state = grader_of(StandardGrader, ScriptedEngine(None), tmp_path).state
+    assert [state.take_rerun()
             for _ in range(MAX_RERUNS_PER_JOB + 2)] == [True] * MAX_RERUNS_PER_JOB + [False, False]
-    sandbox.release(job.key)
-    assert sandbox._take_rerun(job)
+    # A new generation (compiled again) has its own.
+    assert grader_of(StandardGrader, ScriptedEngine(None), tmp_path).state.take_rerun()
 
 
 def test_a_host_fault_in_the_rerun_keeps_the_first_judgement(judge):
-    from sandbox.sandbox import FaultKind, HostFault
+    from sandbox.faults import FaultKind, HostFault
     result, requests = judge(ran(1200),
                              fail_on=(2, HostFault(FaultKind.ENGINE, 'the engine went away')))
     assert len(requests) == 2

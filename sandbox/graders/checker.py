@@ -1,24 +1,31 @@
-"""A problem's checker: how it is run on a case and what its end means
-(protocol §5).
+"""The checker grader: the program's run judged by the problem's checker
+instead of the comparison (protocol §5), in a sandbox of its own that alone
+sees the answer; and what a checker's run is and what its end means, which
+an interactor's shares.
 
 A checker is run as `checker INPUT OUTPUT ANSWER` with the testlib
 convention: exit 0 accepts, 1 is a wrong answer, 2 a presentation error
 (reported as WA), 3 says the checker itself failed (JE). Any other end, a
-crash (a Python checker's uncaught exception included), or a checker over its
-own limits is JE: the judge's failure, never the student's. Its first line of output (stderr, where testlib writes, else
-stdout) is the verdict's message.
+crash (a Python checker's uncaught exception included), or a checker over
+its own limits is JE: the judge's failure, never the student's. Its first
+line of output (stderr, where testlib writes, else stdout) is the verdict's
+message.
 """
 import dataclasses
+import uuid
 from typing import Tuple
 
+from sandbox.engine import Want, stager
+from sandbox.faults import disk_fault
+from sandbox.graders.standard import StandardGrader
+from sandbox.job import CASE_FOLDER, CaseSpec, Role
+from sandbox.job_state import problem_key
 from sandbox.languages import Toolchain
 from sandbox.protocol import Kind, RunRequest, RunResponse
 from sandbox.results import CaseResult, Status
+from sandbox.run_requests import CASE_DIR, ENV
+from sandbox.settings import SandboxSettings
 
-# Below the checker's working folder; the host puts the three files there
-# for each run (never into the submission's sandbox, which never sees the
-# answer).
-CASE_FOLDER = 'case'
 INPUT, OUTPUT, ANSWER = (f'{CASE_FOLDER}/input', f'{CASE_FOLDER}/output', f'{CASE_FOLDER}/answer')
 # What of a checker's streams comes back (its message is the first line);
 # it may write up to the program's own output limit beyond that (a checker
@@ -57,8 +64,6 @@ class CheckerLimits:
 
 def checker_request(toolchain: Toolchain,
                     limits: CheckerLimits,
-                    workdir: str,
-                    env: Tuple[Tuple[str, str], ...],
                     args: Tuple[str, ...] = (INPUT, OUTPUT, ANSWER),
                     python_wrapper: str = PYTHON_CHECKER) -> RunRequest:
     """A checker's run on one case (an interactor's too, with its own
@@ -68,7 +73,7 @@ def checker_request(toolchain: Toolchain,
         argv = (argv[0], '-c', python_wrapper) + argv[1:]
     return RunRequest(kind=Kind.CASE,
                       argv=argv + args,
-                      workdir=workdir,
+                      workdir=CASE_DIR,
                       cpu_ms=limits.time_ms,
                       wall_ms=limits.wall_ms,
                       mem_kb=limits.memory_kb,
@@ -78,7 +83,7 @@ def checker_request(toolchain: Toolchain,
                       out_send=CHECKER_OUTPUT_BYTES,
                       err_send=CHECKER_OUTPUT_BYTES,
                       nofile=64,
-                      env=env)
+                      env=ENV)
 
 
 def checker_verdict(run: RunResponse,
@@ -120,10 +125,10 @@ def checked_result(program: CaseResult,
     return dataclasses.replace(program, status=status, stderr=stderr)
 
 
-def stops_judging(message: str) -> bool:
+def stops_for_the_job(message: str) -> bool:
     """A checker's or interactor's failure that would come again on every
     case (out of time, memory or room, killed): the job's later cases are
-    not given to it."""
+    not given to it (JobState.stopped)."""
     return any(
         message.startswith(f'the {role} {what}') for role in ('checker', 'interactor')
         for what in ('ran out', 'wrote more', 'was killed'))
@@ -134,3 +139,54 @@ def _first_line(data: bytes) -> str:
         if line.strip():
             return line.strip()[:MESSAGE_CHARS]
     return ''
+
+
+def problem_program_limits(settings: SandboxSettings, role: Role) -> CheckerLimits:
+    """A checker's or interactor's own limits (settings), within what a
+    sandbox holds beside its own needs."""
+    room_kb = (settings.container_memory_bytes - settings.headroom_bytes) // 1024
+    time_ms, memory_kb = ((settings.checker_time_ms,
+                           settings.checker_memory_kb) if role is Role.CHECKER else
+                          (settings.interactor_time_ms, settings.interactor_memory_kb))
+    return CheckerLimits(time_ms=time_ms,
+                         memory_kb=min(memory_kb, room_kb),
+                         output_bytes=settings.output_limit + CHECKER_OUTPUT_BYTES)
+
+
+class CheckerGrader(StandardGrader):
+
+    def grade(self, case: CaseSpec) -> CaseResult:
+        unusable = self._problem_program_unusable()
+        if unusable is not None:
+            return unusable
+        result, run = self.program_result(case)
+        if run is None or result.status not in (Status.AC, Status.WA):
+            return result  # the program's own failure wins over any checker
+        return self._check(case, result, run)
+
+    def _check(self, case: CaseSpec, program: CaseResult, run: RunResponse) -> CaseResult:
+        """The checker's judgement of the program's output, in a sandbox of
+        its own: it reads the input, the output and the answer, which never
+        enter the submission's sandbox."""
+        built = self.state.problem_build
+        limits = problem_program_limits(self._settings, Role.CHECKER)
+        want = Want(problem_key(self.state.job.key, Role.CHECKER),
+                    self._context.images[built.language.toolchain.image_kind], stager(built.folder))
+        request = checker_request(built.language.toolchain, limits)
+        output = self._context.scratch / f'output-{uuid.uuid4().hex}'
+        files = {INPUT: case.input_path, OUTPUT: output, ANSWER: case.answer_path}
+        try:
+            output.write_bytes(run.stdout)  # bounded by the output limit
+            output.chmod(0o444)
+            status, message = self._engine.retried(
+                lambda: self._engine.run(want, request, None, lambda checked, _: checker_verdict(
+                    checked, limits), files), lambda exc:
+                (Status.JE, f'sandbox failure: {self._context.diagnose(built.language, exc)}'))
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+        finally:
+            output.unlink(missing_ok=True)
+        if status is Status.JE and stops_for_the_job(message):
+            # It would cost its limits again on every later case of the job.
+            self.state.stop_problem_program(message)
+        return checked_result(program, status, message)

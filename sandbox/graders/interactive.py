@@ -1,4 +1,4 @@
-"""An interactive case: the program and the problem's interactor run at
+"""The interactive grader: the program and the problem's interactor run at
 once, each in a sandbox of its own, joined by two pipes (protocol §5).
 
 The interactor is run as `interactor INPUT OUTPUT ANSWER` (testlib's
@@ -21,15 +21,26 @@ When several things went wrong, the first of these wins:
    gone is dropped, never failed (the supervisor's relay), so its decision
    does not depend on how the two ended in time.
 """
+import contextlib
 import dataclasses
+import os
+import pathlib
+import shutil
 import signal
-from typing import Tuple
+import uuid
+from typing import Dict, Iterator, Tuple
 
-from sandbox.checking import (ANSWER, INPUT, CheckerLimits, checked_result, checker_request,
-                              checker_verdict)
+from sandbox.container import BOX, FIFO_FOLDER
+from sandbox.engine import Want, stager
+from sandbox.graders.base import Grader
+from sandbox.graders.checker import (ANSWER, INPUT, CheckerLimits, checked_result, checker_request,
+                                     checker_verdict, problem_program_limits, stops_for_the_job)
+from sandbox.job import CaseSpec, Role
+from sandbox.job_state import problem_key
 from sandbox.languages import Toolchain
 from sandbox.protocol import RunRequest, RunResponse
 from sandbox.results import CaseResult, Status
+from sandbox.run_requests import case_request
 from sandbox.verdict import Limits, case_result, last_words_match
 
 ROLE = 'interactor'
@@ -66,7 +77,7 @@ def fifo_paths(folder: str) -> Tuple[str, str, str]:
     return f'{folder}/{TO_PROGRAM}', f'{folder}/{FROM_PROGRAM}', f'{folder}/{CLOCK}'
 
 
-def interactive_limits(limits: Limits, judge: CheckerLimits) -> Tuple[Limits, CheckerLimits]:
+def interactive_limits(limits: Limits, interactor: CheckerLimits) -> Tuple[Limits, CheckerLimits]:
     """The program's limits and the interactor's for one conversation. The
     program's wall bound is its own (3T + 1 s) and grows by the
     interactor's thinking, which it waits out, up to the interactor's time
@@ -75,8 +86,8 @@ def interactive_limits(limits: Limits, judge: CheckerLimits) -> Tuple[Limits, Ch
     interactor waiting on a program that sleeps never runs out before it
     (then the program, killed at its bound, was the one that stalled). A
     conversation is stopped at the limit: no TLE rerun."""
-    program = dataclasses.replace(limits, tle_margin=1.0, extra_wall_ms=judge.time_ms)
-    return program, dataclasses.replace(judge, waits_ms=program.wall_ms)
+    program = dataclasses.replace(limits, tle_margin=1.0, extra_wall_ms=interactor.time_ms)
+    return program, dataclasses.replace(interactor, waits_ms=program.wall_ms)
 
 
 def program_request(request: RunRequest, limits: Limits, fifo_folder: str) -> RunRequest:
@@ -95,13 +106,10 @@ def program_request(request: RunRequest, limits: Limits, fifo_folder: str) -> Ru
                                fifo_out_max=limits.output_bytes)
 
 
-def interactor_request(toolchain: Toolchain, limits: CheckerLimits, workdir: str,
-                       env: Tuple[Tuple[str, str], ...], fifo_folder: str) -> RunRequest:
+def interactor_request(toolchain: Toolchain, limits: CheckerLimits, fifo_folder: str) -> RunRequest:
     to_program, from_program, clock = fifo_paths(fifo_folder)
     request = checker_request(toolchain,
                               limits,
-                              workdir,
-                              env,
                               args=(INPUT, INTERACTOR_OUTPUT, ANSWER),
                               python_wrapper=PYTHON_INTERACTOR)
     # Its writes to a program that has gone are dropped, never failed: what
@@ -145,3 +153,58 @@ def _died_of_a_closed_pipe(run: RunResponse, toolchain: Toolchain) -> bool:
         return True
     return not run.signal and run.exit_code != 0 and last_words_match(run,
                                                                       toolchain.pipe_closed_line)
+
+
+class InteractiveGrader(Grader):
+
+    def grade(self, case: CaseSpec) -> CaseResult:
+        decided = self._problem_program_unusable() or self._without_a_run(case)
+        if decided is not None:
+            return decided
+        if self._settings.max_containers < 2:
+            return CaseResult.judge_error('an interactive case needs two sandboxes at once '
+                                          '(MAX_CONTAINER_NUMBER is 1)')
+        toolchain = self.state.build.language.toolchain
+        interactor = self.state.problem_build
+        limits, interactor_limits = interactive_limits(
+            Limits(time_ms=case.time_limit_ms,
+                   memory_kb=case.memory_limit_kb,
+                   output_bytes=self._settings.output_limit),
+            problem_program_limits(self._settings, Role.INTERACTOR))
+        fifo_folder = f'{BOX}/{FIFO_FOLDER}'
+        requests = (program_request(case_request(toolchain, limits, self._settings), limits,
+                                    fifo_folder),
+                    interactor_request(interactor.language.toolchain, interactor_limits,
+                                       fifo_folder))
+        wants = (self._program_want(),
+                 Want(problem_key(self.state.job.key, Role.INTERACTOR),
+                      self._context.images[interactor.language.toolchain.image_kind],
+                      stager(interactor.folder)))
+        files = (None, {INPUT: case.input_path, ANSWER: case.answer_path})
+
+        def conversation() -> CaseResult:
+            with self._fifos() as fifos:
+                program, interactor_run = self._engine.pair(wants, requests, files, fifos)
+            status, message = interactor_verdict(interactor_run, interactor_limits)
+            if status is Status.JE and stops_for_the_job(message):
+                # It would cost its limits again on every later case of the job.
+                self.state.stop_problem_program(message)
+            return interaction_result(program, limits, toolchain, (status, message),
+                                      self._settings.report_limit)
+
+        return self._engine.retried(conversation, self._failed)
+
+    @contextlib.contextmanager
+    def _fifos(self) -> Iterator[Dict[str, pathlib.Path]]:
+        """The case's FIFOs, made by the host in a folder of their own (the
+        supervisors link them into both boxes), removed after the case."""
+        folder = self._context.scratch / f'fifos-{uuid.uuid4().hex}'
+        try:
+            folder.mkdir()
+            fifos = {name: folder / name for name in FIFOS}
+            for path in fifos.values():
+                os.mkfifo(path)
+                os.chmod(path, 0o666)  # the supervisors' uid opens them
+            yield fifos
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)

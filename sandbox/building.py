@@ -1,0 +1,178 @@
+"""Building: a job's compile (or its checker's or interactor's) run once in a
+sandbox, or served by the compile cache, into a folder the job's cases use."""
+import dataclasses
+import logging
+import os
+import pathlib
+import shutil
+from typing import Callable, Dict, Optional
+
+from sandbox.compile_cache import CompileCache, Entry, cache_key
+from sandbox.container import SandboxContainer
+from sandbox.engine import RunEngine, Want, stager
+from sandbox.faults import disk_fault
+from sandbox.languages import Language, Toolchain
+from sandbox.protocol import RunResponse
+from sandbox.results import CompileResult, Status
+from sandbox.run_requests import COMPILE_SECONDS, compile_request
+from sandbox.settings import SandboxSettings
+from sandbox.static_memory import writable_bytes
+from sandbox.verdict import report_text
+
+log = logging.getLogger(__name__)
+
+# What a run of a language's image that failed twice means
+# (RunEngine.retried): raises HostFault when the host is at fault (a known
+# program of that language fails too), else says how the judge failed.
+Diagnose = Callable[[Language, Exception], str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Build:
+    """A build's outcome. `folder` holds its files and its program (or its
+    source, for Python), which its containers are staged from; `static_bytes`
+    is what the program's static data alone holds in memory."""
+    result: CompileResult
+    folder: pathlib.Path
+    language: Language
+    static_bytes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.result.ok
+
+    def want(self, job_key: str, images: Dict[str, str]) -> Want:
+        """A container for this build's runs, serving `job_key`."""
+        return Want(job_key, images[self.language.toolchain.image_kind], stager(self.folder))
+
+
+class Builder:
+
+    def __init__(self, engine: RunEngine, settings: SandboxSettings, cache: Optional[CompileCache]):
+        self._engine = engine
+        self._settings = settings
+        self._cache = cache
+        # The toolchain image last seen compiling, by image kind: the cache
+        # keys by the exact image.
+        self._image_ids: Dict[str, str] = {}
+
+    def know_image(self, image_kind: str, image_id: str) -> None:
+        self._image_ids[image_kind] = image_id
+
+    def build(self,
+              job_key: str,
+              language: Language,
+              source_dir: pathlib.Path,
+              folder: pathlib.Path,
+              diagnose: Diagnose,
+              source_name: Optional[str] = None) -> Build:
+        """The files of `source_dir` built into `folder` (made anew) in a
+        container serving `job_key`. `source_name`: the source's name in
+        `source_dir`, when it is not the toolchain's own (a checker's)."""
+        toolchain = language.toolchain
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            _copy_tree(source_dir, folder)
+            if source_name is not None:
+                (folder / source_name).rename(folder / toolchain.source_name)
+            key = self._key(language, folder)
+            cached = self._cache.get(key) if key is not None else None
+            if cached is not None:
+                return self._from_cache(cached, language, folder)
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+        want = Want(job_key, self._settings.images[toolchain.image_kind], stager(folder))
+
+        def once() -> Build:
+            return self._engine.run(
+                want, compile_request(toolchain,
+                                      self._settings), None, lambda run, container: self.compiled(
+                                          run, language, folder, container,
+                                          self._key_for(language, folder, container, key)))
+
+        return self._engine.retried(
+            once, lambda exc: Build(
+                CompileResult(Status.JE, f'sandbox failure: {diagnose(language, exc)}'), folder,
+                language))
+
+    def compiled(self, run: RunResponse, language: Language, folder: pathlib.Path,
+                 container: SandboxContainer, key: Optional[str]) -> Build:
+        """The build a compile run made in `container` (which keeps its
+        program for the job's cases), filed in the cache under `key`."""
+        toolchain = language.toolchain
+        message = report_text(run.stderr or run.stdout, self._settings.report_limit)
+
+        def outcome(status: Status, text: str, static_bytes: int = 0) -> Build:
+            return Build(CompileResult(status, text), folder, language, static_bytes)
+
+        if run.cpu_timeout or run.wall_timeout:
+            return outcome(Status.CE, f'compilation took longer than {COMPILE_SECONDS} s')
+        if run.oom_kills:
+            return outcome(Status.CE, 'compilation ran out of memory (1 GiB)')
+        if run.signal or run.exit_code:
+            if key is not None and not run.signal and run.exit_code == 1:
+                # The compiler's own verdict on the source (exit 1), the same
+                # every time; a timeout, a kill or an internal error (another
+                # exit) may be a limit's or the host's, and is not kept.
+                self._cache.put(key, Status.CE, message, None, 0)
+            return outcome(Status.CE, message)
+        static_bytes = 0
+        if toolchain.artifact:
+            if run.artifact_status != 'ok':
+                return outcome(Status.CE, f'no program was produced ({run.artifact_status})')
+            target = folder / toolchain.artifact
+            target.write_bytes(run.artifact)
+            target.chmod(0o755)
+            static_bytes = writable_bytes(run.artifact) or 0
+            # The compile container serves cases too: give it the program.
+            container.add_job_file(target, toolchain.artifact)
+        if key is not None:
+            self._cache.put(key, Status.AC, message, run.artifact if toolchain.artifact else None,
+                            static_bytes)
+        return outcome(Status.AC, message, static_bytes)
+
+    def _key(self,
+             language: Language,
+             folder: pathlib.Path,
+             image_id: Optional[str] = None) -> Optional[str]:
+        """The build's cache key under the image last seen compiling (or
+        `image_id`); None without a cache or an image id."""
+        toolchain = language.toolchain
+        image_id = image_id or self._image_ids.get(toolchain.image_kind)
+        if self._cache is None or image_id is None:
+            return None
+        return cache_key(language.name, repr(compile_request(toolchain, self._settings)), image_id,
+                         folder)
+
+    def _key_for(self, language: Language, folder: pathlib.Path, container: SandboxContainer,
+                 key: Optional[str]) -> Optional[str]:
+        """The key a compile just made is filed under: the image that made it
+        (the tag may have moved since the lookup), which lookups use from now on."""
+        kind = language.toolchain.image_kind
+        image_id = container.image_id
+        if key is None or image_id is None or image_id == self._image_ids.get(kind):
+            return key
+        self._image_ids[kind] = image_id
+        return self._key(language, folder, image_id)
+
+    def _from_cache(self, cached: Entry, language: Language, folder: pathlib.Path) -> Build:
+        toolchain = language.toolchain
+        if cached.program is not None:
+            target = folder / toolchain.artifact
+            target.write_bytes(cached.program)
+            target.chmod(0o755)
+        log.debug('compile cache hit: %s', cached.status.value)
+        return Build(CompileResult(cached.status, cached.message), folder, language,
+                     cached.static_bytes if cached.program is not None else 0)
+
+
+def _copy_tree(src: pathlib.Path, dst: pathlib.Path) -> None:
+    """Copy regular files and folders; links are never followed."""
+    dst.mkdir(mode=0o755, parents=True)
+    for entry in os.scandir(src):
+        target = dst / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            _copy_tree(pathlib.Path(entry.path), target)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copyfile(entry.path, target, follow_symlinks=False)
+            target.chmod(0o644)

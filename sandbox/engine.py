@@ -1,0 +1,232 @@
+"""The run engine: a request run in one of the pool's containers on a core of
+the host, a pair of runs at once (an interactive case), and the retry in a
+fresh container after a sandbox failure.
+
+Runs get a core each: on an oversubscribed host a program's wall time would
+grow and a fair program could hit the sleeper bound. The core comes first,
+so that a run waiting for one holds no container (those not running stay in
+the pool for other jobs to take over), unless getting a container needs the
+engine (a new one) or a wait: that happens with no core held, so no core
+waits on the engine.
+"""
+import contextlib
+import dataclasses
+import logging
+import pathlib
+import queue
+import threading
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
+
+from sandbox.container import SandboxBroken, SandboxContainer
+from sandbox.faults import disk_fault
+from sandbox.protocol import RunRequest, RunResponse, SupervisorFailure
+
+log = logging.getLogger(__name__)
+T = TypeVar('T')
+
+# How a container gets a job's files (SandboxPool.acquire).
+Stage = Callable[[SandboxContainer], None]
+Files = Optional[Dict[str, pathlib.Path]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Want:
+    """A container to run in: of `image`, for `job_key` (whose containers it
+    may reuse), holding what `stage` puts there."""
+    job_key: str
+    image: str
+    stage: Stage
+
+
+def stager(folder: pathlib.Path) -> Stage:
+    """Stages the files of `folder` (a job's build) into a container."""
+    return lambda container: container.stage(folder)
+
+
+class RunEngine:
+
+    def __init__(self, pool, cores, max_pairs: int):
+        """`pool`: a SandboxPool; `cores`: a semaphore of the host's cores for
+        runs (acquire, release); `max_pairs`: interactive pairs at once, at
+        most half the pool, so that pairs holding one container while they
+        wait for their second never hold them all (every wait ends)."""
+        self._pool = pool
+        self._cores = cores
+        self._pairs = threading.BoundedSemaphore(max(1, max_pairs))
+        self._lock = threading.Lock()
+        self._running = 0  # runs holding a core (not those waiting for one)
+        self._warned_landlock = False
+
+    def runs_in_progress(self) -> int:
+        """Runs holding a core now; those waiting for one are not counted."""
+        with self._lock:
+            return self._running
+
+    @contextlib.contextmanager
+    def core(self) -> Iterator[None]:
+        """A core held around a run in a container of the caller's own (the
+        host's self-test), as every run holds one."""
+        self._cores.acquire()
+        try:
+            yield
+        finally:
+            self._cores.release()
+
+    def run(self,
+            want: Want,
+            request: RunRequest,
+            stdin: Optional[pathlib.Path],
+            finish: Callable[[RunResponse, SandboxContainer], T],
+            files: Files = None) -> T:
+        """One run of `request` in a container of `want`, `finish`ed there (a
+        compile leaves its program in the container it ran in)."""
+        container, = self._containers_and_core([want])
+        try:
+            with self._on_a_core():
+                run = container.run(request, stdin, files)
+        except BaseException:
+            self._pool.give_back(container, broken=container.broken)
+            raise
+        try:
+            self._ran(request, run, container)
+            return finish(run, container)
+        finally:
+            self._pool.give_back(container, broken=container.broken)
+
+    def pair(self, wants: Tuple[Want, Want], requests: Tuple[RunRequest, RunRequest],
+             files: Tuple[Files, Files],
+             fifos: Dict[str, pathlib.Path]) -> Tuple[RunResponse, RunResponse]:
+        """The two runs at once, each in a container of its want, joined by
+        `fifos`, on one core: the two take turns (each waits while the other
+        thinks), and a pair that took two cores one after the other could wait
+        for the second while another pair holds it."""
+        with self._pairs:
+            containers = self._containers_and_core(list(wants))
+            try:
+                with self._on_a_core():
+                    runs = self._both(containers, requests, files, fifos)
+            finally:
+                for container in containers:
+                    self._pool.give_back(container, broken=container.broken)
+        for request, run, container in zip(requests, runs, containers):
+            self._ran(request, run, container)
+        return runs[0], runs[1]
+
+    def retried(self, once: Callable[[], T], failed: Callable[[Exception], T]) -> T:
+        """`once()` (which runs in fresh containers each time it is called),
+        tried once more after a sandbox failure, the judge's and never the
+        student's: the failed container is thrown away. A second failure is
+        `failed(exc)`, which decides whether the host is at fault (it raises
+        HostFault) or the judge failed on that run (its JE). A failing host
+        folder is the host's too."""
+        try:
+            for attempt in (1, 2):
+                try:
+                    return once()
+                except (SandboxBroken, SupervisorFailure) as exc:
+                    if attempt == 2:
+                        raise
+                    log.warning('sandbox failure, retrying in a fresh sandbox: %s', exc)
+            raise AssertionError('unreachable')
+        except (SandboxBroken, SupervisorFailure) as exc:
+            return failed(exc)
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+
+    @contextlib.contextmanager
+    def _on_a_core(self) -> Iterator[None]:
+        """Around a run (or a pair's) holding the core `_containers_and_core`
+        took: counted in `runs_in_progress` while it runs, the core released
+        after."""
+        try:
+            with self._lock:
+                self._running += 1
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self._running -= 1
+        finally:
+            self._cores.release()
+
+    def _containers_and_core(self, wants: Sequence[Want]) -> List[SandboxContainer]:
+        """A container for each of `wants`, and one core held for their run
+        (the caller releases it): see the module's docstring for the order."""
+        held: List[SandboxContainer] = []
+
+        def give_back_held() -> None:
+            for container in held:
+                self._pool.give_back(container)
+
+        self._cores.acquire()
+        try:
+            for want in wants:
+                container = self._pool.acquire(want.job_key,
+                                               want.image,
+                                               want.stage,
+                                               engine_work=False)
+                if container is None:
+                    break
+                held.append(container)
+        except BaseException:
+            give_back_held()
+            self._cores.release()
+            raise
+        if len(held) == len(wants):
+            return held
+        self._cores.release()
+        try:
+            for want in wants[len(held):]:
+                held.append(self._pool.acquire(want.job_key, want.image, want.stage))
+            self._cores.acquire()
+        except BaseException:
+            give_back_held()
+            raise
+        return held
+
+    def _both(self, containers: Sequence[SandboxContainer], requests: Sequence[RunRequest],
+              files: Sequence[Files], fifos: Dict[str, pathlib.Path]) -> List[RunResponse]:
+        """Each request in its container, at once, each on a daemon thread of
+        its own (an exit must not wait for a run, as for the dispatcher's
+        workers). When one fails, the other is aborted: its supervisor might
+        otherwise wait out its wall bound for a peer that never opens the
+        FIFOs. Every run is bounded (its connection's timeout), so every
+        thread reports."""
+        ended: 'queue.Queue[Tuple[int, object]]' = queue.Queue()
+
+        def side(index: int, container: SandboxContainer, request: RunRequest,
+                 run_files: Files) -> None:
+            try:
+                ended.put((index, container.run(request, None, run_files, fifos)))
+            except BaseException as exc:  # reported to the caller, raised there
+                ended.put((index, exc))
+
+        for index, (container, request, run_files) in enumerate(zip(containers, requests, files)):
+            threading.Thread(target=side,
+                             args=(index, container, request, run_files),
+                             name=f'interaction-{index}',
+                             daemon=True).start()
+        runs: List[Optional[RunResponse]] = [None] * len(containers)
+        failure: Optional[BaseException] = None
+        for _ in containers:
+            index, outcome = ended.get()
+            if isinstance(outcome, BaseException):
+                if failure is None:
+                    failure = outcome
+                    for other, container in enumerate(containers):
+                        if runs[other] is None and other != index:
+                            container.abort()
+            else:
+                runs[index] = outcome
+        if failure is not None:
+            raise failure
+        return runs
+
+    def _ran(self, request: RunRequest, run: RunResponse, container: SandboxContainer) -> None:
+        log.debug('%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB',
+                  request.kind.name.lower(), container.name, run.exit_code, run.signal, run.cpu_us,
+                  run.wall_us, run.maxrss_kb)
+        if run.landlock_abi == 0 and not self._warned_landlock:
+            self._warned_landlock = True
+            log.warning('this kernel has no Landlock: runs can read /proc and /sys and write '
+                        'their working folder (see the README\'s known limits)')
