@@ -1,11 +1,13 @@
 """The poller: claims jobs while there is capacity, prepares and dispatches them.
 
 Every claim ends in exactly one of: dispatched, or an abort queued on the
-result sender (which releases the claim's tracker count). The order of the
-steps is the point of this module:
+result sender (which releases the claim's tracker count). Claims are
+prepared at once, each on a thread of its own (runner/prep_workers.py), up
+to the capacity the tracker counts: the poller claims the next one while
+the last one downloads. The order of the steps is the point of this module:
 
 - the claim is added to the tracker before preparing, so the heartbeat
-  renews its lease during slow downloads;
+  renews its lease during slow downloads, and so the capacity counts it;
 - stop is checked at the top of every prep attempt, after a successful prep
   and on the exhausted path, and a dispatch failure during a stop is a drain:
   a claim returned because of a shutdown is `drain`, never `prep_failed`
@@ -25,6 +27,7 @@ During a backend outage the polls back off (with jitter, so a fleet does not
 poll in step), and the outage is logged when it starts and when it ends.
 """
 import collections
+import functools
 import logging
 import random
 import threading
@@ -40,6 +43,7 @@ from runner.backend.inbound import BadClaim, Claim, JobPayload
 from runner.backend.outbound import AbortReason
 from runner.host_health import HostHealth
 from runner.logs import about_job, current_submission_id
+from runner.prep_workers import PrepWorkers
 from runner.reports import AbortReport, Report
 from runner.threads import LoopThread
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
@@ -75,6 +79,22 @@ class Submitting(Protocol):
         ...
 
 
+class Workers(Protocol):
+    """Where a claim's preparation runs (PrepWorkers)."""
+
+    def start(self) -> None:
+        ...
+
+    def submit(self, task: Callable[[], None]) -> None:
+        ...
+
+    def stop(self) -> None:
+        ...
+
+    def join(self, timeout: Optional[float] = None) -> bool:
+        ...
+
+
 class Poller(LoopThread):
 
     def __init__(self,
@@ -88,10 +108,14 @@ class Poller(LoopThread):
                  poll_interval_sec: float,
                  long_poll_sec: float = 0,
                  health: Optional[HostHealth] = None,
+                 workers: Optional[Workers] = None,
                  clock: Callable[[], float] = time.monotonic,
                  wait: Wait = wait_on,
                  rng: Optional[random.Random] = None):
+        """`workers`: where preparations run (by default one thread per job
+        the capacity allows)."""
         super().__init__('poller')
+        self._workers = workers or PrepWorkers(max_concurrent_jobs)
         self._client = client
         self._health = health
         self._failed_polls = 0
@@ -107,12 +131,25 @@ class Poller(LoopThread):
         self._wait = wait
         self._rng = rng or random.Random()
 
+    def start(self) -> None:
+        self._workers.start()
+        super().start()
+
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """True once the poll loop and every preparation have ended (each
+        preparation cut by the stop has queued its claim's abort)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ended = super().join(timeout)
+        return self._workers.join(None if deadline is None else max(0.0, deadline -
+                                                                    time.monotonic())) and ended
+
     def _wake(self) -> None:
         # A stop cuts short a long poll or a download in progress (the client
         # must be the poller's own: its other users are cut too), and the
-        # wait for capacity.
+        # wait for capacity; the preparations still queued see the stop.
         self._client.interrupt()
         self._tracker.freed.set()
+        self._workers.stop()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -227,9 +264,14 @@ class Poller(LoopThread):
         except HostFault as fault:
             self._refuse_for_memory(claim.job_id, fault, None)
             return
-        job = self._prepare(claim)
-        if job is not None:
-            self._dispatch(job)
+        self._workers.submit(functools.partial(self._see_through, claim))
+
+    def _see_through(self, claim: JobPayload) -> None:
+        """A claim prepared and dispatched (on a preparation's thread)."""
+        with about_job(claim.job_id, claim.submission_id):
+            job = self._prepare(claim)
+            if job is not None:
+                self._dispatch(job)
 
     def _prepare(self, payload: JobPayload) -> Optional[Job]:
         """The prepared job, or None once its abort is queued."""

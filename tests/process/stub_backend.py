@@ -50,6 +50,9 @@ class StubBackend:
         outer = self
 
         class RequestHandler(http.server.BaseHTTPRequestHandler):
+            # As every backend should (protocol §2): no answer waits for a
+            # delayed ACK.
+            disable_nagle_algorithm = True
 
             def _serve(self):
                 length = int(self.headers.get('Content-Length') or 0)

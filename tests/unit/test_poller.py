@@ -107,6 +107,23 @@ class FakeSender:
         self.reports.append(report)
 
 
+class Inline:
+    """Runs each preparation at once in the poller's thread, so that a test
+    driving poll_once() sees it through."""
+
+    def start(self):
+        pass
+
+    def submit(self, task):
+        task()
+
+    def stop(self):
+        pass
+
+    def join(self, timeout=None):
+        return True
+
+
 class Rig:
 
     def __init__(self,
@@ -131,6 +148,7 @@ class Rig:
                              max_concurrent_jobs=max_jobs,
                              poll_interval_sec=POLL_SEC,
                              long_poll_sec=long_poll,
+                             workers=Inline(),
                              clock=self.time.clock,
                              wait=self.time.wait,
                              rng=NoJitter())
@@ -479,3 +497,105 @@ def test_stop_cuts_short_the_request_in_progress():
     rig = Rig()
     rig.poller.stop()
     assert rig.client.interrupted
+
+
+# -- preparations at once ----------------------------------------------------------
+
+
+class Recording:
+    """A dispatcher and a sender that say when `wanted` things reached them."""
+
+    def __init__(self, wanted):
+        self.handled, self.reports = [], []
+        self.wanted = wanted
+        self.done = threading.Event()
+        self._lock = threading.Lock()
+
+    def check_limits(self, memory_limit_kb):
+        pass
+
+    def handle(self, job):
+        return self._note(self.handled, job) and False
+
+    def submit(self, report):
+        self._note(self.reports, report)
+
+    def _note(self, into, item):
+        with self._lock:
+            into.append(item)
+            if len(self.handled) + len(self.reports) >= self.wanted:
+                self.done.set()
+        return True
+
+
+def real_poller(preparer, recording, claims, tracker=None):
+    """A running poller with real preparation threads; an hour between polls."""
+    poller = Poller(FakeClient(*claims),
+                    tracker if tracker is not None else ActiveJobs(),
+                    preparer,
+                    recording,
+                    recording,
+                    max_concurrent_jobs=len(claims),
+                    poll_interval_sec=3600)
+    poller.start()
+    return poller
+
+
+def test_claims_are_prepared_at_once():
+    """A claim whose downloads are slow does not hold up the next: the two
+    preparations are under way together (each waits for the other)."""
+    together = threading.Barrier(2, timeout=10)
+
+    class Preparer:
+
+        def prepare(self, claim, stop):
+            together.wait()
+            return job_for(claim)
+
+    recording = Recording(wanted=2)
+    poller = real_poller(Preparer(), recording, [payload('jb_1'), payload('jb_2')])
+    try:
+        assert recording.done.wait(JOIN_GUARD_SEC)
+    finally:
+        poller.stop()
+        assert poller.join(JOIN_GUARD_SEC)
+    assert sorted(job.job_id for job in recording.handled) == ['jb_1', 'jb_2']
+    assert recording.reports == []
+
+
+def test_a_stop_during_preparations_at_once_hands_each_claim_back_as_drain():
+    entered = threading.Semaphore(0)
+
+    class Preparer:
+        """Downloads that only a stop ends."""
+
+        def prepare(self, claim, stop):
+            entered.release()
+            stop.wait()
+            raise OSError('cut short by the stop')
+
+    recording = Recording(wanted=2)
+    tracker = ActiveJobs()
+    poller = real_poller(Preparer(), recording, [payload('jb_1'), payload('jb_2')], tracker)
+    try:
+        assert entered.acquire(timeout=JOIN_GUARD_SEC) and entered.acquire(timeout=JOIN_GUARD_SEC)
+        assert sorted(tracker.snapshot()) == ['jb_1', 'jb_2']  # both counted while preparing
+    finally:
+        poller.stop()
+        assert poller.join(JOIN_GUARD_SEC)  # every preparation has ended
+    assert recording.handled == []
+    assert sorted(recording.reports, key=lambda r: r.job_id) == [
+        AbortReport('jb_1', AbortReason.DRAIN, None),
+        AbortReport('jb_2', AbortReason.DRAIN, None)
+    ]
+
+
+def test_a_preparation_submitted_after_every_worker_ended_runs_in_place():
+    from runner.prep_workers import PrepWorkers
+    workers = PrepWorkers(2)
+    workers.start()
+    workers.stop()
+    assert workers.join(JOIN_GUARD_SEC)
+    ran = []
+    workers.submit(lambda: ran.append(threading.current_thread()))
+    assert ran == [threading.current_thread()]  # no claim is left without its report
