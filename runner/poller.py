@@ -269,6 +269,11 @@ class Poller(LoopThread):
     def _see_through(self, claim: JobPayload) -> None:
         """A claim prepared and dispatched (on a preparation's thread)."""
         with about_job(claim.job_id, claim.submission_id):
+            if not self._healthy():
+                # A fault another preparation met while this claim came in:
+                # nothing is prepared on a host that cannot judge.
+                self._abort(claim.job_id, AbortReason.DRAIN, None)
+                return
             job = self._prepare(claim)
             if job is not None:
                 self._dispatch(job)

@@ -57,8 +57,9 @@
  * - Landlock confines what runs see and write: they read the image and the
  *   job's files, and their working folder (which the run init makes, so a
  *   case cannot change it either); they write only /tmp and /dev/shm
- *   (small, inode-capped tmpfs) and a few devices; /proc, /sys and the rest
- *   of /box (an interactive case's pipes) are not theirs.
+ *   (small, inode-capped tmpfs) and a few devices; the rest of /box (an
+ *   interactive case's pipes) is not theirs. Landlock does not cover looking
+ *   a path up: /proc and /sys are empty tmpfs for runs (fresh_places).
  * - An interactive case is two runs at once, the program's and the
  *   interactor's, each in a container of its own, joined by two FIFOs the
  *   host made in both boxes: the run init opens them as the run's stdin and
@@ -127,6 +128,10 @@
 #define SHM_DIR "/dev/shm"
 /* A case's working folder: made by the run init, so read-only for the run. */
 #define CASE_DIR SCRATCH_DIR "/run"
+/* The run init's own /proc (fresh_places): no run can reach it. */
+#define PROC_DIR "/sys/proc"
+/* Where this process finds /proc: PID 1 the container's, a run init its own. */
+static const char *proc_dir = "/proc";
 /* How often a run's peak memory is looked at while it runs. */
 #define MEMORY_POLL_US 10000
 
@@ -249,7 +254,9 @@ static int become(uid_t uid) {
 }
 
 static int write_oom_score_adj(const char *value) {
-    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    char path[64];
+    snprintf(path, sizeof path, "%s/self/oom_score_adj", proc_dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     int ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
     close(fd);
@@ -345,13 +352,23 @@ static int fresh_places(char *error, size_t error_len) {
         snprintf(error, error_len, "mount %s: %s", MQUEUE_DIR, strerror(errno));
         return -1;
     }
-    /* The namespace's own processes by their own pids (the run init reads
-     * the run's status there), and nothing else of /proc. */
-    if (mount("proc", "/proc", "proc", flags, "subset=pid") < 0 &&
-        (errno != EINVAL || mount("proc", "/proc", "proc", flags, NULL) < 0)) {
-        snprintf(error, error_len, "mount /proc: %s", strerror(errno));
+    /* /proc and /sys are nothing for the run: Landlock keeps their files
+     * from being read, but not their paths from being looked up, and a
+     * lookup leaves state a later run reads back (a proc inode takes a
+     * number from a counter the whole host shares; a sysfs inode keeps the
+     * time of its first lookup for the container's life). Each gets an empty
+     * tmpfs; /sys's is the supervisor's alone (mode 0700), and holds the
+     * namespace's own proc, by its own pids, where the run init reads the
+     * run's status and no run can search. */
+    if (mount("tmpfs", "/proc", "tmpfs", flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555") < 0 ||
+        mount("tmpfs", "/sys", "tmpfs", flags, "size=4k,nr_inodes=4,mode=0700") < 0 ||
+        mkdir(PROC_DIR, 0500) < 0 ||
+        (mount("proc", PROC_DIR, "proc", flags, "subset=pid") < 0 &&
+         (errno != EINVAL || mount("proc", PROC_DIR, "proc", flags, NULL) < 0))) {
+        snprintf(error, error_len, "mount %s: %s", PROC_DIR, strerror(errno));
         return -1;
     }
+    proc_dir = PROC_DIR;
     return 0;
 }
 
@@ -577,7 +594,9 @@ static const struct denial compile_denials[] = {
  * precompiled header, which every job reads), set a file's times (they once
  * carried a value to a later run), or make pipes: a pipe's inode number
  * comes from a counter the whole host shares, which a run moved on to tell
- * a later run a value (8 bits, every time). */
+ * a later run a value (8 bits, every time), or read the host's memory and
+ * processes (sysinfo: what an earlier run left in the page cache, and a live
+ * channel between jobs judged at once). */
 static const struct denial case_denials[] = {
     COMMON_DENIALS,
 #ifdef __NR_pipe
@@ -594,6 +613,7 @@ static const struct denial case_denials[] = {
 #endif
     DENY(pipe2, EPERM),
     DENY(utimensat, EPERM),
+    DENY(sysinfo, EPERM),
 #ifdef __NR_mknod
     DENY(mknod, EPERM),
 #endif
@@ -980,13 +1000,14 @@ static long long memory_kb(int status_fd, pid_t pid) {
     if (read_text(status_fd, buf, sizeof buf) < 0) return -1;
     if (!strstr(buf, "\nVmRSS:")) {
         char path[64];
-        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+        snprintf(path, sizeof path, "%s/%d/task", proc_dir, (int)pid);
         DIR *tasks = opendir(path);
         struct dirent *e;
         int found = 0;
         while (tasks && !found && (e = readdir(tasks)) != NULL) {
             if (e->d_name[0] == '.') continue;
-            snprintf(path, sizeof path, "/proc/%d/task/%.20s/status", (int)pid, e->d_name);
+            snprintf(path, sizeof path, "%s/%d/task/%.20s/status", proc_dir, (int)pid,
+                     e->d_name);
             int fd = open(path, O_RDONLY | O_CLOEXEC);
             found = read_text(fd, buf, sizeof buf) == 0 && strstr(buf, "\nVmRSS:");
             if (fd >= 0) close(fd);
@@ -1123,7 +1144,7 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
     close(report[0]);
 
     char status_path[64];
-    snprintf(status_path, sizeof status_path, "/proc/%d/status", (int)pid);
+    snprintf(status_path, sizeof status_path, "%s/%d/status", proc_dir, (int)pid);
     int status_fd = rq->mem_kb > 0 ? open(status_path, O_RDONLY | O_CLOEXEC) : -1;
 
     sigset_t chld;
@@ -1303,7 +1324,7 @@ static int make_output(const char *name, int *rw) {
         fcntl(*rw, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
         die("memfd_create");
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", *rw);
+    snprintf(path, sizeof path, "%s/self/fd/%d", proc_dir, *rw);
     int w = open(path, O_WRONLY | O_CLOEXEC);
     if (w < 0) die("output");
     return w;

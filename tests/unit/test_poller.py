@@ -295,6 +295,19 @@ def test_a_job_prepared_while_the_host_became_unhealthy_is_not_dispatched():
     ]
 
 
+def test_a_claim_that_came_in_as_the_host_became_unhealthy_is_handed_back_unprepared():
+    rig = health_rig(payload())
+
+    def answer_then_fault(wait_sec=0):
+        rig.health.healthy = False  # another preparation met a fault meanwhile
+        return payload()
+
+    rig.client.next_job = answer_then_fault
+    rig.poller.poll_once()
+    assert rig.preparer.attempts == 0 and rig.dispatcher.handled == []
+    assert rig.sender.reports == [AbortReport('jb_1', AbortReason.DRAIN, None)]
+
+
 def test_claim_is_tracked_before_prep():
     rig = Rig(payload())
     rig.poller.poll_once()

@@ -4,7 +4,9 @@
  * file: shared anonymous mappings make them, and shared mappings of
  * /dev/zero), hugetlbfs's (huge page mappings, even failed ones). It tries
  * each, and a Landlock domain and a seccomp filter of its own (kernel
- * memory, and the host's audit log), and prints what it was allowed. */
+ * memory, and the host's audit log), and sysinfo (the host's free memory,
+ * which moves with what runs read, and its process count, which moves with
+ * the threads of jobs judged at once), and prints what it was allowed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 static void say(const char *what, int allowed) { printf("%s: %s\n", what, allowed ? "allowed" : "refused"); }
@@ -30,5 +33,7 @@ int main(void) {
     struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_LOG);
     struct sock_fprog prog = {1, &allow};
     say("seccomp filter", syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0);
+    struct sysinfo host;
+    say("sysinfo", sysinfo(&host) == 0);
     return 0;
 }
