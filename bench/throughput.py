@@ -1,7 +1,8 @@
 """Throughput and latency of one runner process against the local backend.
 
     python -m bench.throughput [--submissions 120] [--claim-samples 10] [--json]
-                               [--plots DIR]
+                               [--plots DIR] [--mode distinct|tiny]
+                               [--backend-latency MS]
 
 1. Starts a `LocalBackend` (its default runner config: heartbeat 15 s, poll
    interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
@@ -10,7 +11,11 @@
    its claim, as the backend's event log records both.
 3. A batch: N submissions at once, mixed C, C++ and Python, six cases each,
    each a build of its own (no two are the same source, as in an exam: the
-   compile cache serves none of them). Prints submissions per minute (first
+   compile cache serves none of them); with `--mode tiny`, quick jobs of 2 to
+   5 cases each from few distinct sources (six: a right and a wrong one of
+   each language, as a class's late resubmissions of the same few programs),
+   so that the compile cache serves all but the first of each, and the floor
+   compiles each distinct build once. Prints submissions per minute (first
    submit to last report) and the median and p95 time from submit to report;
    `--plots` draws their CDF (latency-cdf.png) and the runner's busy
    sandboxes over the batch, read from its /metrics (busy-sandboxes.png). Then the floor: the same submissions
@@ -19,7 +24,10 @@
    efficiency is that floor over the batch's wall times the cores (the share
    of the cores that went to the submissions and their compilers), and the
    CPU the machinery took meanwhile: the runner process, the backend (this
-   process) and the container engine's daemons.
+   process) and the container engine's daemons, in all and per job, and the
+   sandbox containers the runner made during the batch, by cause. With
+   `--backend-latency MS` every call to the backend waits MS first (a
+   backend that far away).
 4. Stops that runner (SIGTERM), starts another with long-poll off
    (LONG_POLL_SEC=0) and measures the claim latency again.
 
@@ -80,13 +88,16 @@ WRONG = {
     'python': SOURCES['python'].replace(b'a + b', b'a - b'),
 }
 
+# The tiny mode's problems: 2 to 5 cases each, in one task.
+TINY_PROBLEMS = {PROBLEM_ID + cases - 1: cases for cases in (2, 3, 4, 5)}
 
-def tasks() -> List[List[Tuple[str, str]]]:
-    rng = random.Random(7)
+
+def tasks(per_task=(3, 3), seed=7) -> List[List[Tuple[str, str]]]:
+    rng = random.Random(seed)
     made = []
-    for _ in range(2):
+    for count in per_task:
         cases = []
-        for _ in range(3):
+        for _ in range(count):
             a, b = rng.randint(-10**12, 10**12), rng.randint(-10**12, 10**12)
             cases.append((f'{a} {b}\n', f'{a + b}\n'))
         made.append(cases)
@@ -97,38 +108,64 @@ def problem() -> Problem:
     return Problem.from_cases(PROBLEM_ID, tasks(), name='A + B')
 
 
-def submissions(count: int) -> List[Tuple[str, bytes]]:
-    """The batch: C, C++ and Python in turn, one in five of each wrong, each
-    a source of its own."""
+def tiny_problems() -> List[Problem]:
+    return [
+        Problem.from_cases(pid, tasks((cases, ), seed=pid), name=f'A + B, {cases} cases')
+        for pid, cases in TINY_PROBLEMS.items()
+    ]
+
+
+def problem_tasks(problem_id: int) -> List[List[Tuple[str, str]]]:
+    if problem_id == PROBLEM_ID:
+        return tasks()
+    return tasks((TINY_PROBLEMS[problem_id], ), seed=problem_id)
+
+
+# A submission of the batch: (problem, language, source).
+Submission = Tuple[int, str, bytes]
+
+
+def submissions(count: int, mode: str = 'distinct') -> List[Submission]:
+    """The batch: C, C++ and Python in turn, one in five of each wrong. In
+    the distinct mode each a source of its own, on the six-case problem; in
+    the tiny mode the six sources again and again, on problems of 2 to 5
+    cases in turn."""
     languages = list(SOURCES)
     made = []
     for index in range(count):
         language = languages[index % 3]
         source = WRONG[language] if index % 15 >= 12 else SOURCES[language]
+        if mode == 'tiny':
+            made.append((PROBLEM_ID + (index // 3) % 4 + 1, language, source))
+            continue
         comment = b'# ' if language == 'python' else b'// '
-        made.append((language, source + comment + b'submission %d\n' % index))
+        made.append((PROBLEM_ID, language, source + comment + b'submission %d\n' % index))
     return made
 
 
-def floor_cpu_sec(count: int) -> float:
+def floor_cpu_sec(batch: List[Submission]) -> float:
     """CPU seconds of compiling and running the batch directly on the host
-    (the toolchains' own commands), one submission at a time."""
-    inputs = [case_input for cases in tasks() for case_input, _ in cases]
+    (the toolchains' own commands), one submission at a time; each distinct
+    build is compiled once, as the compile cache allows."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
         # The programs the sandbox runs (its PATH): a version manager's shim
         # first on this PATH would add its own start-up to every run.
         env = {'PATH': '/usr/local/bin:/usr/bin:/bin', 'HOME': tmp, 'LANG': 'C.UTF-8'}
-        for index, (language, source) in enumerate(submissions(count)):
+        built: Dict[Tuple[str, bytes], pathlib.Path] = {}
+        for index, (problem_id, language, source) in enumerate(batch):
             toolchain = LANGUAGES[language].toolchain
-            folder = pathlib.Path(tmp) / str(index)
-            folder.mkdir()
-            (folder / toolchain.source_name).write_bytes(source)
-            subprocess.run(toolchain.compile_argv,
-                           cwd=folder,
-                           env=env,
-                           check=True,
-                           capture_output=True)
+            folder = built.get((language, source))
+            if folder is None:
+                folder = built[(language, source)] = pathlib.Path(tmp) / str(index)
+                folder.mkdir()
+                (folder / toolchain.source_name).write_bytes(source)
+                subprocess.run(toolchain.compile_argv,
+                               cwd=folder,
+                               env=env,
+                               check=True,
+                               capture_output=True)
+            inputs = [case_input for cases in problem_tasks(problem_id) for case_input, _ in cases]
             for case_input in inputs:
                 subprocess.run(toolchain.run_argv,
                                cwd=folder,
@@ -285,12 +322,25 @@ def claim_latencies(backend: LocalBackend, rid: str, long_poll: bool, samples: i
     return latencies, fetches
 
 
+def containers_created(port: int) -> Dict[str, float]:
+    """The runner's sandbox containers made so far, by cause (its /metrics)."""
+    made = {}
+    text = requests.get(f'http://127.0.0.1:{port}/metrics', timeout=10).text
+    for line in text.splitlines():
+        if line.startswith('oj_runner_sandbox_containers_created_total{'):
+            labels, _, value = line.partition('} ')
+            made[labels.split('cause="')[1].rstrip('"')] = float(value)
+    return made
+
+
 def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
-          sampler: Optional[MetricsSampler], runner_pid: int) -> None:
+          sampler: Optional[MetricsSampler], runner_pid: int, metrics_port: int, mode: str) -> None:
+    jobs = submissions(count, mode)
     if sampler is not None:
         sampler.start()
     cpu_before = cpu_seconds_by_part(runner_pid)
-    sids = [backend.submit(PROBLEM_ID, language, source) for language, source in submissions(count)]
+    made_before = containers_created(metrics_port)
+    sids = [backend.submit(pid, language, source) for pid, language, source in jobs]
     try:
         results = backend.wait_results(sids, WAIT_SEC)
     finally:
@@ -306,10 +356,18 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
     wall = last - first
     # The floor's own CPU time moves with the machine's neighbours as much
     # as the batch's: the median of three.
-    floors = [floor_cpu_sec(count) for _ in range(FLOOR_RUNS)]
+    made = {
+        cause: made_after - made_before.get(cause, 0)
+        for cause, made_after in containers_created(metrics_port).items()
+    }
+    floors = [floor_cpu_sec(jobs) for _ in range(FLOOR_RUNS)]
     floor = statistics.median(floors)
     cores = os.cpu_count() or 1
     figures['batch'] = {
+        'mode': mode,
+        'distinct_builds': len({(language, source)
+                                for _, language, source in jobs}),
+        'containers_created': made,
         'submissions': count,
         'cases': cases,
         'verdicts': verdicts,
@@ -325,7 +383,7 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
         'efficiency': floor / (wall * cores),
     }
     cpu_after = cpu_seconds_by_part(runner_pid)
-    figures['batch']['machinery_cpu_sec'] = {
+    machinery = figures['batch']['machinery_cpu_sec'] = {
         part: cpu_after[part] - cpu_before[part]
         for part in cpu_after
     }
@@ -334,18 +392,22 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
                                             for t, busy, alive in sampler.samples]
     if quiet:
         return
-    print(f'batch: {count} submissions (C, C++, Python in turn), {cases} cases; verdicts: ' +
-          ', '.join(f'{v} {n}' for v, n in sorted(verdicts.items())))
+    builds = figures['batch']['distinct_builds']
+    print(f'batch ({mode}): {count} submissions (C, C++, Python in turn, {builds} distinct '
+          f'builds), {cases} cases; verdicts: ' + ', '.join(f'{v} {n}'
+                                                            for v, n in sorted(verdicts.items())))
     print(f'  throughput        {count / wall * 60:8.1f} submissions/min '
           f'({wall:.1f} s from the first submit to the last report)')
     print(f'  submit to report  median {statistics.median(turnaround):6.2f} s   '
           f'p95 {p95(turnaround):6.2f} s   max {max(turnaround):6.2f} s')
     print(f'  floor             {floor:8.1f} CPU s compiling and running them directly; '
           f'efficiency {floor / (wall * cores):.0%} (floor / wall / {cores} cores)')
-    print('  the machinery     ' +
-          ', '.join(f'{part} {sec:.1f} CPU s'
-                    for part, sec in figures['batch']['machinery_cpu_sec'].items()) +
-          f' (of {wall * cores:.1f} core-seconds)')
+    print('  the machinery     ' + ', '.join(f'{part} {sec:.1f} CPU s'
+                                             for part, sec in machinery.items()) +
+          f' (of {wall * cores:.1f} core-seconds); per job ' +
+          ', '.join(f'{part} {sec / count * 1000:.0f} ms' for part, sec in machinery.items()))
+    print(f'  containers made   {sum(made.values()):.0f} (' +
+          ', '.join(f'{cause} {n:.0f}' for cause, n in made.items() if n) + ')')
 
 
 def p95(values: List[float]) -> float:
@@ -362,8 +424,17 @@ def describe(label: str, latencies: List[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--submissions', type=int, default=120)
-    parser.add_argument('--claim-samples', type=int, default=10)
+    parser.add_argument('--claim-samples', type=int, default=10, help='0 measures the batch alone')
     parser.add_argument('--max-containers', type=int, default=None)
+    parser.add_argument('--mode',
+                        choices=('distinct', 'tiny'),
+                        default='distinct',
+                        help='every submission a build of its own, or quick jobs of few builds')
+    parser.add_argument('--backend-latency',
+                        type=float,
+                        default=0,
+                        metavar='MS',
+                        help='every backend call waits this long first (from the batch on)')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
     parser.add_argument('--plots', type=pathlib.Path, help='write PNG figures into this folder')
     args = parser.parse_args()
@@ -388,18 +459,25 @@ def main() -> None:
             try:
                 with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
                                                  poll_interval, rng)
+                for tiny in tiny_problems():
+                    backend.add_problem(tiny)
+                if args.backend_latency:
+                    backend.faults.latency('*', args.backend_latency / 1000, count=None)
+                figures['backend_latency_ms'] = args.backend_latency
                 batch(backend, args.submissions, figures, args.json, MetricsSampler(metrics_port),
-                      runner.proc.pid)
+                      runner.proc.pid, metrics_port, args.mode)
             finally:
                 stop_runner(runner)
 
-        with LocalBackend() as backend:
-            runner, rid = start_warm_runner(backend, os.path.join(tmp, 'polling'), 0, env)
-            try:
-                without_long_poll = claim_latencies(backend, rid, False, args.claim_samples,
-                                                    poll_interval, rng)
-            finally:
-                stop_runner(runner)
+        without_long_poll: Tuple[List[float], List[float]] = ([], [])
+        if args.claim_samples:
+            with LocalBackend() as backend:
+                runner, rid = start_warm_runner(backend, os.path.join(tmp, 'polling'), 0, env)
+                try:
+                    without_long_poll = claim_latencies(backend, rid, False, args.claim_samples,
+                                                        poll_interval, rng)
+                finally:
+                    stop_runner(runner)
 
         figures['claim_latency_sec'] = {
             'long_poll': with_long_poll[0],
@@ -413,6 +491,8 @@ def main() -> None:
             plots.busy_over_time(args.plots, done.get('busy_samples', []), done['cores'], title)
         if args.json:
             print(json.dumps(figures, indent=1))
+            return
+        if not args.claim_samples:
             return
         print(f'claim latency on an idle runner ({args.claim_samples} submissions each):')
         describe('long-poll (LONG_POLL_SEC=25), submit to claim', with_long_poll[0])

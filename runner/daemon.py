@@ -46,7 +46,8 @@ class StartupError(Exception):
 
 
 def start_sandbox(settings: Settings,
-                  on_start_failure: Callable[[], None] = lambda: None) -> DockerSandbox:
+                  on_start_failure: Callable[[], None] = lambda: None,
+                  on_created: Callable[[str], None] = lambda cause: None) -> DockerSandbox:
     config = settings.sandbox_settings()
     need = COMPILE_MEMORY_KB * 1024 + config.headroom_bytes
     if config.container_memory_bytes < need:
@@ -56,7 +57,7 @@ def start_sandbox(settings: Settings,
                            f'own {config.headroom_bytes // MiB} MiB), got '
                            f'{settings.sandbox_memory_mb}')
     try:
-        sandbox = DockerSandbox(config, on_start_failure=on_start_failure)
+        sandbox = DockerSandbox(config, on_start_failure=on_start_failure, on_created=on_created)
         for image in config.images.values():
             sandbox.check_image(image)
         sandbox.start()
@@ -127,7 +128,9 @@ class Daemon:
         self._status: Optional[StatusServer] = None
 
     def run(self) -> int:
-        sandbox = start_sandbox(self._settings, metrics.SANDBOX_START_FAILURES.inc)
+        sandbox = start_sandbox(
+            self._settings, metrics.SANDBOX_START_FAILURES.inc,
+            lambda cause: metrics.SANDBOX_CONTAINERS_CREATED.labels(cause).inc())
         log.info('sandbox folder: %s', sandbox.home)
         try:
             self._serve_status()

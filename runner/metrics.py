@@ -13,6 +13,7 @@ from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.faults import FaultKind
+from sandbox.pool import CREATION_CAUSES
 from sandbox.sandbox import Sandbox
 
 REGISTRY = prometheus_client.CollectorRegistry()
@@ -55,6 +56,13 @@ SANDBOX_CONTAINERS = Gauge('oj_runner_sandbox_containers',
 SANDBOX_START_FAILURES = Counter('oj_runner_sandbox_start_failures_total',
                                  'Sandbox containers that did not start.',
                                  registry=REGISTRY)
+SANDBOX_CONTAINERS_CREATED = Counter(
+    'oj_runner_sandbox_containers_created_total',
+    'Sandbox containers made, by cause: spare (kept ready), room (an acquire with room), '
+    'replacement (in a doomed one\'s slot), eviction (in the slot of a container of another '
+    'image, destroyed for it), self_test (the host\'s probe) and warm_up (the page cache at '
+    'start), both outside the pool.', ['cause'],
+    registry=REGISTRY)
 HEARTBEAT_LAST_SUCCESS = Gauge('oj_runner_heartbeat_last_success_timestamp_seconds',
                                'When the backend last accepted a heartbeat (Unix time).',
                                registry=REGISTRY)
@@ -116,6 +124,8 @@ def _zero_label_sets() -> None:
         HOST_FAULTS.labels(kind.value)
     for kind in POLL_FAILURE_KINDS:
         POLL_FAILURES.labels(kind)
+    for cause in CREATION_CAUSES + ('self_test', 'warm_up'):
+        SANDBOX_CONTAINERS_CREATED.labels(cause)
 
 
 _zero_label_sets()

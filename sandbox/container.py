@@ -16,15 +16,15 @@ import socket
 import tempfile
 import threading
 import uuid
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import docker
 import docker.errors
 import requests.exceptions
 
 from sandbox.protocol import (PROTOCOL_VERSION, ResetRequest, RunRequest, RunResponse,
-                              SupervisorFailure, SupervisorProtocolError, read_reset_response,
-                              read_response)
+                              SupervisorFailure, SupervisorProtocolError, WarmRequest,
+                              read_reset_response, read_response, read_warm_response)
 from sandbox.faults import FaultKind
 from sandbox.settings import ContainerLimits
 
@@ -313,6 +313,21 @@ class SandboxContainer:
                                     f'reset, {self._memory_after_first_job_kb // 1024} MiB after '
                                     'its first job')
             self.run_uid = next_uid
+
+    def warm(self, timeout_sec: float) -> Tuple[int, int]:
+        """Have the supervisor read every file a run may read (WarmRequest):
+        the files and bytes read. SandboxBroken when it could not."""
+        with self._lock:
+            if self._conn is None:
+                raise SandboxBroken('sandbox is closed')
+            try:
+                self._conn.settimeout(timeout_sec)
+                self._conn.sendall(WarmRequest().encode())
+                return read_warm_response(self._conn)
+            except (OSError, ValueError, SupervisorFailure, SupervisorProtocolError) as exc:
+                self._close_conn()
+                raise SandboxBroken(
+                    f'sandbox warm-up failed: {type(exc).__name__}: {exc}') from None
 
     def destroy(self) -> None:
         """Kill and remove the container, and delete the box. Idempotent.

@@ -18,6 +18,7 @@ from typing import Dict, Optional
 import docker
 import docker.errors
 
+from sandbox import page_cache
 from sandbox.building import Builder
 from sandbox.compile_cache import CompileCache
 from sandbox.container import (ImageMismatch, SandboxBroken, SandboxContainer, check_image,
@@ -51,9 +52,12 @@ class DockerSandbox:
     def __init__(self,
                  settings: SandboxSettings,
                  client: Optional[docker.DockerClient] = None,
-                 on_start_failure=lambda: None):
+                 on_start_failure=lambda: None,
+                 on_created=lambda cause: None):
         """`on_start_failure()` is told of every sandbox container that did not
-        start (a metric)."""
+        start, `on_created(cause)` of every one made (metrics: the pool's
+        CREATION_CAUSES, and `self_test`)."""
+        self._on_created = on_created
         self._settings = settings
         self._root = settings.root.resolve()
         self._client = client or docker.DockerClient(base_url=settings.docker_url
@@ -75,7 +79,8 @@ class DockerSandbox:
             cores=settings.max_parallel_runs,
             max_jobs=settings.jobs_per_container,
             max_age_sec=settings.container_max_age_sec,
-            on_start_failure=on_start_failure)
+            on_start_failure=on_start_failure,
+            on_created=on_created)
         self._engine = RunEngine(self._pool,
                                  threading.BoundedSemaphore(settings.max_parallel_runs),
                                  max_pairs=settings.max_containers // 2)
@@ -84,7 +89,7 @@ class DockerSandbox:
         cache = (CompileCache(self._root / '.compile-cache', settings.compile_cache_bytes)
                  if settings.compile_cache_bytes > 0 else None)
         self._builder = Builder(self._engine, settings, cache)
-        self._self_test = SelfTest(settings, self._engine, self._builder, self._new_container,
+        self._self_test = SelfTest(settings, self._engine, self._builder, self._self_test_container,
                                    home / 'self-test')
         self._context = Context(self._engine, settings, self._artifacts, self._diagnose)
         self._lock = threading.Lock()
@@ -102,6 +107,7 @@ class DockerSandbox:
         self._leftovers.claim_home()
         self._leftovers.remove_dead_instances()
         self._artifacts.mkdir(parents=True, exist_ok=True)
+        page_cache.warm(self._warm_up_container, self._settings.images.values())
         self._pool.start()
 
     def stop(self) -> None:
@@ -198,6 +204,14 @@ class DockerSandbox:
     def _new_container(self, image: str) -> SandboxContainer:
         return SandboxContainer(self._client, image, self.home / 'boxes', self._limits,
                                 self._leftovers.labels)
+
+    def _self_test_container(self, image: str) -> SandboxContainer:
+        self._on_created('self_test')
+        return self._new_container(image)
+
+    def _warm_up_container(self, image: str) -> SandboxContainer:
+        self._on_created('warm_up')
+        return self._new_container(image)
 
     def _folder(self, job_key: str) -> pathlib.Path:
         """Where a build of the job lives on the host (its containers' files)."""

@@ -37,6 +37,11 @@ from sandbox.container import SandboxBroken, SandboxContainer
 log = logging.getLogger(__name__)
 
 Factory = Callable[[str], SandboxContainer]
+# Why a container was made (SandboxPool's `on_created`): a spare the keeper
+# keeps; an acquire with room; an acquire at capacity, in the slot of a
+# doomed container, or of a free or idle container of another image, which
+# was destroyed for it (the churn a host of several images can have).
+CREATION_CAUSES = ('spare', 'room', 'replacement', 'eviction')
 
 
 class _State(enum.Enum):
@@ -87,6 +92,7 @@ class PoolStats:
     jobs: int
     free: Mapping[str, Tuple[SandboxContainer, ...]]
     spare_wanted: Optional[str]
+    created: Mapping[str, int]  # since the start, by cause (CREATION_CAUSES)
 
 
 class SandboxPool:
@@ -101,12 +107,16 @@ class SandboxPool:
                  max_starting: int = 2,
                  acquire_timeout: float = 120.0,
                  on_start_failure: Callable[[], None] = lambda: None,
+                 on_created: Callable[[str], None] = lambda cause: None,
                  clock: Callable[[], float] = time.monotonic):
         """`cores`: runs that fill the host (no spare is started while that
         many containers are in runs). `on_start_failure()` is told of every
-        container that did not start."""
+        container that did not start, `on_created(cause)` of every one made
+        (CREATION_CAUSES)."""
         self._factory = factory
         self._on_start_failure = on_start_failure
+        self._on_created = on_created
+        self._created = {cause: 0 for cause in CREATION_CAUSES}
         # Only reached if callers run more at once than `max_alive`; a run
         # that cannot get a container becomes JE instead of waiting forever.
         self._acquire_timeout = acquire_timeout
@@ -232,7 +242,9 @@ class SandboxPool:
                 return None
             if way is not _Way.TAKE_OVER:
                 if way is _Way.NEW:
-                    return self._new(job_key, image, record), False
+                    cause = 'room' if record is None else (
+                        'replacement' if record.state is _State.DOOMED else 'eviction')
+                    return self._new(job_key, image, record, cause), False
                 return record.container, way is _Way.OWN
             try:
                 record.container.reset()
@@ -294,7 +306,8 @@ class SandboxPool:
             if not self._cond.wait(timeout=self._acquire_timeout):
                 raise SandboxBroken('no sandbox became free in time')
 
-    def _new(self, job_key: str, image: str, victim: Optional[_Record]) -> SandboxContainer:
+    def _new(self, job_key: str, image: str, victim: Optional[_Record],
+             cause: str) -> SandboxContainer:
         """A new container in the slot reserved for it (or `victim`'s)."""
         try:
             if victim is not None:
@@ -308,7 +321,7 @@ class SandboxPool:
                 self._creating_for_runs -= 1
                 self._cond.notify_all()
             raise
-        container, record = self._create(image, job_key)  # frees the slot when it fails
+        container, record = self._create(image, job_key, cause)  # frees the slot when it fails
         if record is None:
             # stop() has passed: nothing may be left running after it.
             container.destroy()
@@ -368,7 +381,8 @@ class SandboxPool:
                          jobs=len({r.job
                                    for r in self._records.values() if r.job is not None}),
                          free=free,
-                         spare_wanted=self._spare_wanted())
+                         spare_wanted=self._spare_wanted(),
+                         created=dict(self._created))
 
     def _in_runs(self) -> int:
         """Containers acquired, or being made or reset for an acquire."""
@@ -437,8 +451,8 @@ class SandboxPool:
                 return image
         return None
 
-    def _create(self, image: str,
-                job_key: Optional[str]) -> Tuple[SandboxContainer, Optional[_Record]]:
+    def _create(self, image: str, job_key: Optional[str],
+                cause: str) -> Tuple[SandboxContainer, Optional[_Record]]:
         """Lock not held. A container made in the slot reserved for it: an
         acquire's, in a run of `job_key`, or (None) a spare, free. Its record
         is made with it, unless the pool stopped meanwhile: then None, and
@@ -452,7 +466,9 @@ class SandboxPool:
                 self._slot_made(job_key)
             self._on_start_failure()
             raise
+        self._on_created(cause)
         with self._cond:
+            self._created[cause] += 1
             self._slot_made(job_key)
             if self._stopping:
                 return container, None
@@ -504,7 +520,7 @@ class SandboxPool:
                     self._cond.notify_all()
                 continue
             try:
-                container, record = self._create(image, None)
+                container, record = self._create(image, None, 'spare')
                 if failures:
                     log.info('spare sandboxes start again (after %d failures)', failures)
                 failures = 0

@@ -17,7 +17,7 @@ from typing import Dict, Optional, Tuple
 MAX_HEADER = 4096
 # Bumped with every change of this format; the images carry it as a label
 # (oj-sandbox.protocol) and the supervisor repeats it in every answer.
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 _U32 = struct.Struct('<I')
 
 
@@ -148,6 +148,29 @@ class ResetRequest:
     def encode(self) -> bytes:
         body = b'kind=reset\0next_uid=%d\0\0' % self.next_uid
         return _U32.pack(len(body)) + body
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmRequest:
+    """Read every file a run may read, once (the host's page cache)."""
+
+    def encode(self) -> bytes:
+        body = b'kind=warm\0\0'
+        return _U32.pack(len(body)) + body
+
+
+def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
+    """The files and bytes read."""
+    fields = _read_header(sock)
+    if fields.get('protocol') != str(PROTOCOL_VERSION):
+        raise SupervisorProtocolError(
+            f'supervisor speaks protocol {fields.get("protocol")}, not {PROTOCOL_VERSION}')
+    if fields.get('ok') != '1':
+        raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
+    try:
+        return int(fields['files']), int(fields['bytes'])
+    except (KeyError, ValueError):
+        raise SupervisorProtocolError('missing or non-integer files or bytes') from None
 
 
 def read_reset_response(sock: socket.socket) -> int:

@@ -41,8 +41,10 @@ class SandboxSettings:
     output_limit: int = 32 * MiB
     report_limit: int = 8192
     docker_url: Optional[str] = None
-    cpp_image: str = 'oj-sandbox-cpp:latest'
-    python_image: str = 'oj-sandbox-python:latest'
+    # One image serves every language by default (sandbox/images/Dockerfile):
+    # any container can then serve any job.
+    cpp_image: str = 'oj-sandbox:latest'
+    python_image: str = 'oj-sandbox:latest'
     # Per container: comfortably above any case's limit and the compile bound,
     # since fork storms and the output files (tmpfs) are charged to it too.
     container_memory_bytes: int = 1536 * MiB

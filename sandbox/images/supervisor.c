@@ -69,14 +69,18 @@
  *   third FIFO carries the interactor's CPU time to the program's run init,
  *   which extends the program's wall bound by it (the program waits while
  *   the interactor thinks, and only then).
+ * - Before any run, the host has every file of the image read once (a warm
+ *   request, in a container of its own): a read of a run then never changes
+ *   what the host's page cache holds, which a later run could time (warm).
  * - Between jobs a container is reset (a request of its own): nothing runs
  *   and no writable place PID 1 sees holds anything, both checked from PID
  *   1, and the next job's runs get a uid of their own.
  *
  * Wire format (little-endian), both directions: u32 length, then the message.
  * Request: NUL-terminated strings "key=value" ..., an empty string, then argv
- * (a reset: kind=reset and next_uid=N, no argv; its answer is ok, error and
- * protocol only).
+ * (a reset: kind=reset and next_uid=N, no argv; its answer is ok, error,
+ * mem_kb and protocol only; a warm: kind=warm, no argv; its answer ok,
+ * error, files, bytes and protocol).
  * Response: a text header of "key=value\n" lines, then out_len bytes of
  * stdout, err_len bytes of stderr, tail_len bytes of the end of stderr and
  * art_len bytes of artifact follow the framed header on the stream.
@@ -113,7 +117,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 6
+#define PROTOCOL_VERSION 7
 #define SUPERVISOR_UID 61001
 /* The host gives each container a run uid of its own in this range. */
 #define MIN_RUN_UID 100000
@@ -139,7 +143,7 @@ static int sock = -1;
 static uid_t run_uid;
 
 /* A reset is not a run: it readies the container for another job. */
-enum kind { KIND_COMPILE, KIND_CASE, KIND_RESET };
+enum kind { KIND_COMPILE, KIND_CASE, KIND_RESET, KIND_WARM };
 
 struct request {
     enum kind kind;
@@ -455,6 +459,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             if (!strcmp(v, "compile")) rq->kind = KIND_COMPILE;
             else if (!strcmp(v, "case")) rq->kind = KIND_CASE;
             else if (!strcmp(v, "reset")) rq->kind = KIND_RESET;
+            else if (!strcmp(v, "warm")) rq->kind = KIND_WARM;
             else return -1;
             kind_set = 1;
         } else if (!strcmp(s, "workdir")) rq->workdir = v;
@@ -490,6 +495,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
     }
     if (kind_set && rq->kind == KIND_RESET)
         return argc == 0 && rq->next_uid >= MIN_RUN_UID && rq->next_uid <= MAX_RUN_UID ? 0 : -1;
+    if (kind_set && rq->kind == KIND_WARM) return argc == 0 ? 0 : -1;
     if (!kind_set || !rq->workdir || strncmp(rq->workdir, SCRATCH_DIR "/", sizeof SCRATCH_DIR) != 0)
         return -1;
     if (rq->kind == KIND_CASE && strcmp(rq->workdir, CASE_DIR) != 0) return -1;
@@ -614,6 +620,7 @@ static const struct denial case_denials[] = {
     DENY(pipe2, EPERM),
     DENY(utimensat, EPERM),
     DENY(sysinfo, EPERM),
+    DENY(readahead, EPERM),
 #ifdef __NR_mknod
     DENY(mknod, EPERM),
 #endif
@@ -763,6 +770,15 @@ static int add_path(int ruleset, const char *path, uint64_t rights, uint64_t han
     return r;
 }
 
+/* The top-level folders that are the image's (what runs may read), by name:
+ * not /proc, /sys and /dev, nor the places of the job and the runs. */
+static int is_image_folder(const char *name) {
+    static const char *const not_image[] = {".", "..", "proc", "sys", "dev", "box", "work", "tmp"};
+    for (size_t i = 0; i < sizeof not_image / sizeof *not_image; i++)
+        if (!strcmp(name, not_image[i])) return 0;
+    return 1;
+}
+
 /* Reading: every top-level folder of the image but /proc, /sys and /dev
  * (host-wide counters, other processes, the container's cgroup and the
  * host's paths in mountinfo), and the job's files in /box (not the rest of
@@ -787,14 +803,10 @@ static int build_ruleset(enum kind kind) {
     if (!root) return -1;
     struct dirent *e;
     int failed = 0;
-    static const char *const not_read[] = {".", "..", "proc", "sys", "dev", "box", "work", "tmp"};
     while (!failed && (e = readdir(root)) != NULL) {
-        int skip = 0;
-        for (size_t i = 0; i < sizeof not_read / sizeof *not_read; i++)
-            skip |= !strcmp(e->d_name, not_read[i]);
         struct stat st;
-        if (skip || fstatat(dirfd(root), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-            !S_ISDIR(st.st_mode))
+        if (!is_image_folder(e->d_name) ||
+            fstatat(dirfd(root), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
             continue; /* links such as /bin -> usr/bin are covered by their target */
         int fd = openat(dirfd(root), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         failed = fd < 0 || add_rule(ruleset, fd, LL_READ, handled) < 0;
@@ -1247,6 +1259,61 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
     return 0;
 }
 
+/* ---- the host's page cache ----------------------------------------------------- */
+
+/* Reads every regular file below the folder open at dirfd, links never
+ * followed. */
+static void warm_below(int dirfd, long long *files, long long *bytes) {
+    DIR *dir = fdopendir(dirfd);
+    if (!dir) {
+        close(dirfd);
+        return;
+    }
+    static char buf[1 << 20];
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        struct stat st;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) warm_below(sub, files, bytes);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode)) continue;
+        int fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue; /* not readable by the supervisor: nor by a run */
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof buf)) > 0) *bytes += n;
+        close(fd);
+        (*files)++;
+    }
+    closedir(dir);
+}
+
+/* The host's page cache holds the image's files for every container of the
+ * image: a run that reads a page nobody had read left it cached, and a
+ * later run (a rerun, another job, in any container) could tell which pages
+ * were by timing a read (64 bits, every time). So before any run the host
+ * has every file a run may read read here, in a container of its own that
+ * is then destroyed: all of the image is cached, charged to no sandbox
+ * whose own memory pressure could evict it, and no read of a run changes
+ * what is cached. */
+static void warm(long long *files, long long *bytes) {
+    DIR *root = opendir("/");
+    if (!root) return;
+    struct dirent *e;
+    while ((e = readdir(root)) != NULL) {
+        struct stat st;
+        if (!is_image_folder(e->d_name) ||
+            fstatat(dirfd(root), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        int fd = openat(dirfd(root), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) warm_below(fd, files, bytes);
+    }
+    closedir(root);
+}
+
 /* ---- between jobs ------------------------------------------------------------ */
 
 /* Whether any process but PID 1 exists in the container's namespace. */
@@ -1434,6 +1501,14 @@ static int serve(char *buf, uint32_t len) {
          * keeps too much, which a later job would pay for in reclaim. */
         snprintf(header, sizeof header, "ok=%d\nerror=%s\nmem_kb=%lld\nprotocol=%d\n",
                  failed ? 0 : 1, error, read_memory_kb(), PROTOCOL_VERSION);
+        if (send_header(header) < 0) _exit(0);
+        return 0;
+    }
+    if (rq.kind == KIND_WARM) {
+        long long files = 0, bytes = 0;
+        warm(&files, &bytes);
+        snprintf(header, sizeof header, "ok=1\nerror=\nfiles=%lld\nbytes=%lld\nprotocol=%d\n", files,
+                 bytes, PROTOCOL_VERSION);
         if (send_header(header) < 0) _exit(0);
         return 0;
     }

@@ -26,11 +26,13 @@ def test_sigterm_finishes_in_flight_jobs_and_hands_back_unstarted_ones(e2e):
     # A slow backend: the drain must wait for its reports, not exit before them.
     backend.faults.latency('abort', seconds=1, count=3)
     backend.faults.latency('complete', seconds=1, count=1)
-    # One sandbox: the slow job (4 cases of 1 s) keeps the others from starting.
+    # One sandbox: the slow job (4 cases of 1 s) keeps the others from starting
+    # (their code comes late, so their steps queue behind its cases).
     runner = e2e.runner(backend, MAX_CONTAINER_NUMBER='1')
     slow = backend.submit(1, 'c', programs.SLOW_AC_C)
-    waiting = [backend.submit(1, 'python', programs.AC_PYTHON) for _ in range(3)]
     assert runner.wait_for_line(started(job_of(backend, slow))), runner.log()
+    backend.faults.latency('code', seconds=1, count=3)
+    waiting = [backend.submit(1, 'python', programs.AC_PYTHON) for _ in range(3)]
     for sid in waiting:
         # The runner's own word: the backend's claim event only says the
         # answer was sent, and a stop cuts an answer still on the wire.

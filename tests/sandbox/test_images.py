@@ -14,7 +14,7 @@ def test_gxx_takes_the_precompiled_header_with_the_submission_flags(docker_clien
     script = (
         f"cd /tmp && printf '%s' '{PROGRAM}' > main.cpp && {argv} -H 2> h.txt && head -n 1 h.txt && "
         './main')
-    output = docker_client.containers.run('oj-sandbox-cpp:latest', ['sh', '-c', script],
+    output = docker_client.containers.run('oj-sandbox:latest', ['sh', '-c', script],
                                           network_disabled=True,
                                           remove=True).decode()
     first, answer = output.splitlines()[:2]

@@ -5,7 +5,7 @@ import re
 
 from sandbox.languages import Language
 
-DOCKERFILE = pathlib.Path(__file__).resolve().parents[2] / 'sandbox' / 'images' / 'Dockerfile.cpp'
+DOCKERFILE = pathlib.Path(__file__).resolve().parents[2] / 'sandbox' / 'images' / 'Dockerfile'
 
 
 def pch_relevant(argv):

@@ -458,3 +458,26 @@ def test_a_takeover_that_stop_overtook_hands_nothing_out():
     with pytest.raises(SandboxBroken):
         pool.acquire('b', 'img', lambda c: None)
     assert a.destroyed and pool.alive() == 0 and pool.stats().in_runs == 0
+
+
+def test_every_creation_is_counted_with_its_cause():
+    factory = Factory()
+    told = []
+    # Not started: no keeper; then with one, for a spare.
+    pool = SandboxPool(factory,
+                       max_alive=1,
+                       spares={},
+                       acquire_timeout=WAIT,
+                       on_created=told.append)
+    a = pool.acquire('a', 'cpp', lambda c: None)  # room
+    pool.give_back(a)
+    b = pool.acquire('b', 'python', lambda c: None)  # a's idle container destroyed for it
+    pool.give_back(b, broken=True)  # doomed, its slot kept until it is removed
+    c = pool.acquire('c', 'python', lambda c: None)  # in the doomed one's slot
+    assert told == ['room', 'eviction', 'replacement']
+    assert pool.stats().created == {'spare': 0, 'room': 1, 'replacement': 1, 'eviction': 1}
+    pool.give_back(c)
+    pool.stop()
+    spares = make_pool(Factory(), max_alive=2, spares={'img': 1})
+    assert spares_ready(spares, {'img': 1}) and spares.stats().created['spare'] == 1
+    spares.stop()
