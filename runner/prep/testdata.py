@@ -187,7 +187,7 @@ def _copy_cases(problem_id: int, data: pathlib.Path, tasks: Sequence[TaskMeta],
                 name = case_file(task_index, case_index, suffix)
                 source = data / name
                 if source.is_file():
-                    shutil.copyfile(source, testdata_dir / name)
+                    _link_or_copy(source, testdata_dir / name)
                 elif suffix == 'out' and not answers_needed:
                     (testdata_dir / name).write_bytes(b'')
                 else:
@@ -252,4 +252,14 @@ def _copy_tree(problem_id: int, source: pathlib.Path, dest_dir: pathlib.Path) ->
             dest.mkdir(parents=True, exist_ok=True)
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest)
+            _link_or_copy(path, dest)
+
+
+def _link_or_copy(source: pathlib.Path, dest: pathlib.Path) -> None:
+    """A hard link where the folders share a file system, else a copy. The
+    cache's files are never changed in place (a refresh writes new ones and
+    removes the old), so a job's link keeps its generation's data."""
+    try:
+        os.link(source, dest, follow_symlinks=False)
+    except OSError:
+        shutil.copyfile(source, dest, follow_symlinks=False)
