@@ -34,6 +34,9 @@
  *   modification times are the new mounts'. (A TLE's rerun once read a
  *   first run's answer back from /tmp's inode counter.) Deleting what a run
  *   wrote is not needed: the places PID 1 itself sees are never written.
+ *   The next run's init is made as soon as a run has answered (prefork), so
+ *   that its namespaces and mounts are ready while the host reads the
+ *   answer, and the last one's namespace ends meanwhile.
  * - The run init is the namespace's init: it cannot be killed or stopped by
  *   the processes in its namespace, and it inherits every orphan: after a
  *   run, kill(-1, SIGKILL) and reaping until ECHILD leave nothing running,
@@ -1458,10 +1461,20 @@ static void serve_run(const struct request *rq, int ruleset) {
         _exit(1);
 }
 
-/* The run init of one request (see the header): pid 1 of a new pid
- * namespace, in a mount namespace of its own. Its exit is the end of the
- * run's every process and file. Exits 0 once the answer is sent. */
-static void run_init(const struct request *rq) {
+/* A run init is made before its request (prefork): its namespaces and
+ * mounts are ready while the host reads the last answer, and
+ * the last run init's namespace ends while this one serves. It gets its
+ * request on a pipe from PID 1 and says on another when its answer is sent. */
+struct run_init {
+    pid_t pid; /* -1: none */
+    int request_fd, done_fd;
+};
+static struct run_init next_init = {-1, -1, -1};
+
+/* In the run init (see the header): pid 1 of a new pid namespace, in a
+ * mount namespace of its own. Its exit is the end of the run's every
+ * process and file. */
+static void run_init(int request_fd, int done_fd) {
     char error[512] = "";
     /* Its writes to a gone peer's clock fail (EPIPE), never kill it; the run
      * gets an empty mask (exec_child). */
@@ -1469,62 +1482,114 @@ static void run_init(const struct request *rq) {
     sigemptyset(&pipe_signal);
     sigaddset(&pipe_signal, SIGPIPE);
     sigprocmask(SIG_BLOCK, &pipe_signal, NULL);
-    if (fresh_places(error, sizeof error) < 0) {
-        send_failure(error);
+    int ready = fresh_places(error, sizeof error) == 0;
+    if (ready && set_caps(all_caps() & ~(1u << CAP_SYS_ADMIN)) < 0) die("dropping CAP_SYS_ADMIN");
+    static char buf[MAX_REQUEST];
+    uint32_t len;
+    struct request rq;
+    /* PID 1 sends only runs it parsed; anything else is its end (it killed
+     * this run init, or is gone): nothing to answer. */
+    if (read_all(request_fd, &len, sizeof len) < 0 || len == 0 || len > MAX_REQUEST ||
+        read_all(request_fd, buf, len) < 0 || parse_request(buf, len, &rq) < 0)
         _exit(0);
-    }
-    if (set_caps(all_caps() & ~(1u << CAP_SYS_ADMIN)) < 0) die("dropping CAP_SYS_ADMIN");
+    close(request_fd);
+    /* The rules only now: one holds the job's folder, which the host makes
+     * anew for each job, perhaps since this run init was made. */
     int ruleset = -1;
-    if (landlock_abi > 0 && (ruleset = build_ruleset(rq->kind)) < 0) {
+    if (ready && landlock_abi > 0 && (ruleset = build_ruleset(rq.kind)) < 0) {
         snprintf(error, sizeof error, "landlock rules: %s", strerror(errno));
-        send_failure(error);
-        _exit(0);
+        ready = 0;
     }
-    serve_run(rq, ruleset);
+    if (ready) serve_run(&rq, ruleset);
+    else send_failure(error);
+    if (write(done_fd, "D", 1) != 1) _exit(1);
     _exit(0);
 }
 
-/* One request: a reset here; a run in a run init of its own, whose end is
- * awaited. A run init that did not end well may have left the answer half
- * sent: the conversation is over. */
-static int serve(char *buf, uint32_t len) {
-    struct request rq;
-    char header[256], error[512] = "";
-    if (parse_request(buf, len, &rq) < 0) {
-        send_failure("bad request");
-        return 0;
-    }
-    if (rq.kind == KIND_RESET) {
-        int failed = reset((uid_t)rq.next_uid, error, sizeof error);
-        /* What the last jobs left charged to the container (caches of what
-         * they read, kernel memory): the host retires a container that
-         * keeps too much, which a later job would pay for in reclaim. */
-        snprintf(header, sizeof header, "ok=%d\nerror=%s\nmem_kb=%lld\nprotocol=%d\n",
-                 failed ? 0 : 1, error, read_memory_kb(), PROTOCOL_VERSION);
-        if (send_header(header) < 0) _exit(0);
-        return 0;
-    }
-    if (rq.kind == KIND_WARM) {
-        long long files = 0, bytes = 0;
-        warm(&files, &bytes);
-        snprintf(header, sizeof header, "ok=1\nerror=\nfiles=%lld\nbytes=%lld\nprotocol=%d\n", files,
-                 bytes, PROTOCOL_VERSION);
-        if (send_header(header) < 0) _exit(0);
-        return 0;
-    }
+/* The next run init (next_init), made now. */
+static void prefork(void) {
+    int request[2], done[2];
+    if (pipe2(request, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0) die("pipe2");
     /* Like fork(), with the child in new namespaces. */
     pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL,
                                NULL);
-    if (pid < 0) {
-        snprintf(error, sizeof error, "clone: the run's namespaces: %s", strerror(errno));
-        send_failure(error);
+    if (pid < 0) die("clone: the run's namespaces");
+    if (pid == 0) {
+        close(request[1]);
+        close(done[0]);
+        run_init(request[0], done[1]);
+    }
+    close(request[0]);
+    close(done[1]);
+    next_init = (struct run_init){pid, request[1], done[0]};
+}
+
+/* Every run init ended and reaped, the next one too (a reset's, a warm's
+ * first step): then nothing of any run is left. */
+static void end_run_inits(void) {
+    if (next_init.pid > 0) {
+        kill(next_init.pid, SIGKILL);
+        close(next_init.request_fd);
+        close(next_init.done_fd);
+        next_init.pid = -1;
+    }
+    while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
+    }
+}
+
+/* A run init whose answer was sent, reaped when it has ended; one that
+ * ended otherwise may have left the answer half sent: the conversation is
+ * over (-1). */
+static int reap_run_inits(void) {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    return 0;
+}
+
+/* One request: a reset and a warm here, with no run init alive; a run
+ * handed to the run init made for it. */
+static int serve(char *buf, uint32_t len) {
+    struct request rq;
+    char header[256], error[512] = "";
+    /* Parsing writes into the buffer: the run init gets the request as sent. */
+    static char parsed[MAX_REQUEST];
+    memcpy(parsed, buf, len);
+    if (parse_request(parsed, len, &rq) < 0) {
+        send_failure("bad request");
         return 0;
     }
-    if (pid == 0) run_init(&rq);
-    int status;
-    while (waitpid(pid, &status, __WALL) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    if (rq.kind == KIND_RESET || rq.kind == KIND_WARM) {
+        end_run_inits();
+        if (rq.kind == KIND_RESET) {
+            int failed = reset((uid_t)rq.next_uid, error, sizeof error);
+            /* What the last jobs left charged to the container (caches of
+             * what they read, kernel memory): the host retires a container
+             * that keeps too much, which a later job would pay for in
+             * reclaim. */
+            snprintf(header, sizeof header, "ok=%d\nerror=%s\nmem_kb=%lld\nprotocol=%d\n",
+                     failed ? 0 : 1, error, read_memory_kb(), PROTOCOL_VERSION);
+        } else {
+            long long files = 0, bytes = 0;
+            warm(&files, &bytes);
+            snprintf(header, sizeof header, "ok=1\nerror=\nfiles=%lld\nbytes=%lld\nprotocol=%d\n",
+                     files, bytes, PROTOCOL_VERSION);
+        }
+        if (send_header(header) < 0) _exit(0);
+        prefork(); /* with the next job's uid */
+        return 0;
+    }
+    struct run_init init = next_init;
+    next_init.pid = -1;
+    char done;
+    int answered = write_all(init.request_fd, &len, sizeof len) == 0 &&
+                   write_all(init.request_fd, buf, len) == 0 && read(init.done_fd, &done, 1) == 1;
+    close(init.request_fd);
+    close(init.done_fd);
+    if (!answered) return -1;
+    prefork();
+    return reap_run_inits();
 }
 
 int main(int argc, char **argv) {
@@ -1543,6 +1608,9 @@ int main(int argc, char **argv) {
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
+    /* A run init gone before its request: a write to its pipe fails, and
+     * says so (serve). */
+    sigaddset(&chld, SIGPIPE);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     struct sigaction alarm_action = {.sa_handler = on_alarm}; /* no SA_RESTART */
     sigaction(SIGALRM, &alarm_action, NULL);
@@ -1553,6 +1621,7 @@ int main(int argc, char **argv) {
     sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect");
 
+    prefork();
     static char buf[MAX_REQUEST];
     for (;;) {
         uint32_t len;
