@@ -72,6 +72,9 @@ class RunRequest:
     clock_in: str = ''
     clock_out: str = ''
     wall_credit_ms: int = 0
+    # A run that must see nothing an earlier run left, even of its own job
+    # (a TLE's rerun): the supervisor serves it in a run init of its own.
+    fresh: bool = False
     nofile: int = 64
     artifact: str = ''
     artifact_max: int = 0
@@ -104,6 +107,8 @@ class RunRequest:
             fields.update(clock_in=self.clock_in, wall_credit_ms=self.wall_credit_ms)
         if self.clock_out:
             fields.update(clock_out=self.clock_out)
+        if self.fresh:
+            fields.update(fresh=1)
         parts = [f'{k}={v}' for k, v in fields.items()]
         if self.artifact:
             parts.append(f'artifact={self.artifact}')

@@ -1,13 +1,14 @@
 """The standard grader: the program's run on the case's input, its output
 compared with the answer (sandbox/compare.py), and a TLE near the limit run
 once more (noise on a shared machine only ever adds time)."""
+import dataclasses
 import logging
 from typing import List, Optional, Tuple
 
 from sandbox.faults import HostFault, disk_fault
 from sandbox.graders.base import Grader
 from sandbox.job import CaseSpec
-from sandbox.protocol import RunResponse
+from sandbox.protocol import RunRequest, RunResponse
 from sandbox.results import CaseResult, Status
 from sandbox.run_requests import case_request
 from sandbox.verdict import Limits, case_result, worth_another_run
@@ -45,19 +46,20 @@ class StandardGrader(Grader):
             runs.append(run)
             return case_result(run, limits, toolchain, expected, self._settings.report_limit)
 
-        def once() -> CaseResult:
+        def once(request: RunRequest = request) -> CaseResult:
             return self._engine.run(self._program_want(), request, case.input_path, judged)
 
         first = self._engine.retried(once, self._failed)
         if not runs or not worth_another_run(runs[-1], limits) or not self.state.take_rerun():
             return first, runs[-1] if runs else None
         # Once more, and the lower time counts: a loaded host only ever adds.
-        # The rerun starts from fresh state (supervisor.c): nothing the first
-        # run left reaches it.
+        # The rerun starts from fresh state (a run init of its own,
+        # supervisor.c): nothing the first run left reaches it.
         log.info('TLE within %.1fx the limit (%d ms of %d ms): running the case once more',
                  limits.tle_margin, runs[-1].cpu_us // 1000, limits.time_ms)
+        fresh = dataclasses.replace(request, fresh=True)
         try:
-            again = self._engine.retried(once, self._failed)
+            again = self._engine.retried(lambda: once(fresh), self._failed)
         except HostFault:
             return first, runs[0]  # the first run was judged; the host's fault comes again
         if len(runs) < 2 or again.status is Status.JE:

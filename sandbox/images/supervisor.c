@@ -21,22 +21,23 @@
  *   jobs because the kernel counts some things per uid across the whole host
  *   (pending signals, pipe buffers): a job that takes them all must not
  *   starve another job's runs.
- * - Every run starts in state no earlier run touched: PID 1 forks a "run
- *   init" in a new pid and mount namespace (fresh_places), which mounts new
- *   tmpfs instances on every place a run may write (/work, /tmp, /dev/shm;
- *   an empty read-only one on /dev/mqueue; /dev itself read-only) and a
- *   /proc of its namespace,
- *   then runs the request as below and exits. Its exit ends the namespace:
- *   every process of the run dies with it, and its mounts with everything
- *   written there are gone. So nothing a run leaves can reach a later run,
- *   not even through counters that survive deleting files: a tmpfs numbers
- *   its inodes from 1 again, a pid namespace its pids, and the places'
- *   modification times are the new mounts'. (A TLE's rerun once read a
- *   first run's answer back from /tmp's inode counter.) Deleting what a run
- *   wrote is not needed: the places PID 1 itself sees are never written.
- *   The next run's init is made as soon as a run has answered (prefork), so
- *   that its namespaces and mounts are ready while the host reads the
- *   answer, and the last one's namespace ends meanwhile.
+ * - Every job, and every TLE's rerun, starts in state no earlier run
+ *   touched: PID 1 forks a "run init" in a new pid and mount namespace
+ *   (fresh_places), which mounts new tmpfs instances on every place a run
+ *   may write (/work, /tmp, /dev/shm; an empty read-only one on /dev/mqueue;
+ *   /dev itself read-only) and serves the job's runs (serve). Its end ends
+ *   the namespace: every process of its runs dies with it, and its mounts
+ *   with everything written there are gone. So nothing a job's runs leave
+ *   can reach a later job or a rerun, not even through counters that
+ *   survive deleting files: a tmpfs numbers its inodes from 1 again, a pid
+ *   namespace its pids, and the places' modification times are the new
+ *   mounts'. (A TLE's rerun once read a first run's answer back from /tmp's
+ *   inode counter.) Between two runs of a job, a child with the run's uid
+ *   wipes what the run wrote (wipe_all): a later case of the job sees no
+ *   file of an earlier one, only such counters (the README's known
+ *   limits). The places PID 1 itself sees are never written. The next run
+ *   init is made as soon as one is taken (prefork), so that its namespaces
+ *   and mounts are ready when the next job comes.
  * - The run init is the namespace's init: it cannot be killed or stopped by
  *   the processes in its namespace, and it inherits every orphan: after a
  *   run, kill(-1, SIGKILL) and reaping until ECHILD leave nothing running,
@@ -126,6 +127,7 @@
 #define MIN_RUN_UID 100000
 #define MAX_RUN_UID 0x7fffffff
 #define MAX_REQUEST (64 * 1024)
+#define WIPE_MAX_DEPTH 64
 #define MAX_ARGS 64
 #define MAX_ENV 32
 #define JOB_DIR "/box/job"
@@ -166,6 +168,9 @@ struct request {
      * clock_out. */
     const char *clock_in, *clock_out;
     long long wall_credit_ms;
+    /* A run that must not see anything an earlier run left, even of its own
+     * job (a TLE's rerun): a new run init serves it. */
+    long long fresh;
     long long cpu_ms, wall_ms, mem_kb, data_kb, stack_kb, fsize, nofile;
     long long out_send, err_send, tail_send, artifact_max;
     const char *artifact;
@@ -314,6 +319,104 @@ static const char *const writable_places[] = {SCRATCH_DIR, TMP_DIR, SHM_DIR};
 static const char *const read_only_places[] = {"/dev", "/dev/pts"};
 #define N_READ_ONLY (sizeof read_only_places / sizeof *read_only_places)
 
+/* Removes everything below the folder open at dirfd without following links.
+ * Runs as the run's uid, which may have made folders unreadable: give them
+ * back their permissions first. A folder deeper than WIPE_MAX_DEPTH is moved
+ * up to the top (top_fd) and wiped on a later pass, so depth costs passes,
+ * not stack or descriptors. The inode caps of the tmpfs mounts bound the
+ * whole wipe. */
+static int wipe_below(int dirfd, int top_fd, int depth) {
+    static unsigned long moved = 0;
+    int more = 0;
+    DIR *dir = fdopendir(dirfd);
+    if (!dir) {
+        close(dirfd);
+        return 0;
+    }
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        struct stat st;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (!S_ISDIR(st.st_mode)) {
+            unlinkat(dirfd, e->d_name, 0);
+            continue;
+        }
+        fchmodat(dirfd, e->d_name, 0700, 0);
+        if (depth >= WIPE_MAX_DEPTH) {
+            /* Never onto a name the run made: the next free one. */
+            for (int tries = 0; tries < 1000; tries++) {
+                char name[64];
+                snprintf(name, sizeof name, ".wipe-%lu", moved++);
+                if (renameat2(dirfd, e->d_name, top_fd, name, RENAME_NOREPLACE) == 0) {
+                    more = 1;
+                    break;
+                }
+                if (errno != EEXIST) break;
+            }
+            continue;
+        }
+        int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) more |= wipe_below(sub, top_fd, depth + 1);
+        unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+    }
+    closedir(dir);
+    return more;
+}
+
+/* Returns 0 when the folder is empty afterwards. */
+static int wipe(const char *path) {
+    int top = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (top < 0) return -1;
+    for (int pass = 0; pass < 10000; pass++) {
+        int again = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (again < 0 || !wipe_below(again, top, 0)) break;
+    }
+    close(top);
+    return is_empty(path) ? 0 : -1;
+}
+
+/* Whether the run left anything: the working folder a case gets from the
+ * run init is not the run's. */
+static int run_left_something(void) {
+    for (size_t i = 0; i < N_PLACES; i++) {
+        DIR *dir = opendir(writable_places[i]);
+        if (!dir) return 1;
+        struct dirent *e;
+        int left = 0;
+        while (!left && (e = readdir(dir)) != NULL)
+            left = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                   !(i == 0 && !strcmp(e->d_name, CASE_DIR + sizeof SCRATCH_DIR));
+        closedir(dir);
+        if (left) return 1;
+    }
+    return 0;
+}
+
+/* Wipes every writable place the run wrote to, in a child with the run's
+ * uid (the run init's uid may not delete a run's files, and should not
+ * traverse them); a case's working folder is the run init's (links to the
+ * job's files only: the run could not write there) and stays for the next
+ * case. 0 when clean. */
+static int wipe_all(long long *took_us) {
+    long long start = monotonic_us();
+    int status = 0; /* a run that left nothing costs no child */
+    if (run_left_something()) {
+        pid_t pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            if (become_run_user() < 0) _exit(2);
+            for (size_t i = 0; i < N_PLACES; i++) wipe(writable_places[i]);
+            _exit(0);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR) return -1;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || run_left_something()) return -1;
+    }
+    if (took_us) *took_us = monotonic_us() - start;
+    return 0;
+}
+
 /* In the run init, before anything of the run exists: its own mounts (see
  * the header). Mounts are made private first, so none reaches PID 1's view.
  * /dev/mqueue gets an empty read-only tmpfs: on a kernel without Landlock
@@ -401,6 +504,26 @@ static int populate(const char *workdir) {
         }
     }
     closedir(dir);
+    return 0;
+}
+
+/* A case's working folder, made again only when the job's files changed
+ * (the host adds the compiled program after the compile). */
+static struct stat made_for;
+static int case_folder(void) {
+    struct stat job;
+    if (stat(JOB_DIR, &job) < 0) return -1;
+    struct stat now;
+    if (lstat(CASE_DIR, &now) == 0 && S_ISDIR(now.st_mode) && now.st_uid == geteuid() &&
+        job.st_ino == made_for.st_ino && job.st_mtim.tv_sec == made_for.st_mtim.tv_sec &&
+        job.st_mtim.tv_nsec == made_for.st_mtim.tv_nsec &&
+        job.st_ctim.tv_sec == made_for.st_ctim.tv_sec &&
+        job.st_ctim.tv_nsec == made_for.st_ctim.tv_nsec)
+        return 0;
+    wipe(CASE_DIR);
+    rmdir(CASE_DIR);
+    if (populate(CASE_DIR) < 0) return -1;
+    made_for = job;
     return 0;
 }
 
@@ -493,6 +616,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "fifo_out_max")) rq->fifo_out_max = n;
             else if (!strcmp(s, "fifo_out_drop")) rq->fifo_out_drop = n;
             else if (!strcmp(s, "wall_credit_ms")) rq->wall_credit_ms = n;
+            else if (!strcmp(s, "fresh")) rq->fresh = n;
             else return -1;
         }
     }
@@ -1107,7 +1231,7 @@ static long long clock_heard(struct clock *c) {
 static int run(const struct request *rq, int ruleset, struct outcome *oc, int out_fd, int err_fd,
                char *error, size_t error_len) {
     memset(oc, 0, sizeof *oc);
-    if (rq->kind == KIND_CASE && populate(CASE_DIR) < 0) {
+    if (rq->kind == KIND_CASE && case_folder() < 0) {
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
@@ -1407,8 +1531,9 @@ static void send_failure(const char *error) {
     if (send_header(header) < 0) _exit(1);
 }
 
-/* In the run init: the request run, its answer sent. */
-static void serve_run(const struct request *rq, int ruleset) {
+/* In the run init: the request run, what it wrote wiped, its answer sent.
+ * 0 when the run init is clean for another run of the job. */
+static int serve_run(const struct request *rq, int ruleset) {
     char header[2048], error[512] = "";
     int out_fd, err_fd;
     int out_w = make_output("stdout", &out_fd), err_w = make_output("stderr", &err_fd);
@@ -1436,6 +1561,8 @@ static void serve_run(const struct request *rq, int ruleset) {
             art_len = st.st_size;
         }
     }
+    /* Everything the run wrote goes now (the artifact stays open). */
+    int dirty = wipe_all(NULL) < 0;
     long long out_size = file_size(out_fd), err_size = file_size(err_fd);
     long long out_len = out_size < rq->out_send ? out_size : rq->out_send;
     /* Over its peer's bound, it is over the output limit (fifo_out_max);
@@ -1459,20 +1586,27 @@ static void serve_run(const struct request *rq, int ruleset) {
         send_file_part(err_fd, err_size - tail_len, tail_len) < 0 ||
         send_file_part(art_fd, 0, art_len) < 0)
         _exit(1);
+    close(out_fd);
+    close(err_fd);
+    if (art_fd >= 0) close(art_fd);
+    return dirty ? -1 : 0;
 }
 
-/* A run init is made before its request (prefork): its namespaces and
- * mounts are ready while the host reads the last answer, and
- * the last run init's namespace ends while this one serves. It gets its
- * request on a pipe from PID 1 and says on another when its answer is sent. */
+/* A job's runs are served by a run init of its own, made before the job's
+ * first request (prefork): its namespaces and mounts are ready while the
+ * host reads the last answer. It gets each request on a pipe from PID 1 and
+ * says on another when the answer is sent: 'D', and it serves the job's
+ * next run; 'X', it could not wipe what the run wrote and has ended (the
+ * next run gets a new one). A reset (the next job), and a run that must
+ * see nothing of an earlier one (`fresh`), end it. */
 struct run_init {
     pid_t pid; /* -1: none */
     int request_fd, done_fd;
 };
-static struct run_init next_init = {-1, -1, -1};
+static struct run_init current_init = {-1, -1, -1}, next_init = {-1, -1, -1};
 
 /* In the run init (see the header): pid 1 of a new pid namespace, in a
- * mount namespace of its own. Its exit is the end of the run's every
+ * mount namespace of its own. Its exit is the end of its runs' every
  * process and file. */
 static void run_init(int request_fd, int done_fd) {
     char error[512] = "";
@@ -1484,26 +1618,28 @@ static void run_init(int request_fd, int done_fd) {
     sigprocmask(SIG_BLOCK, &pipe_signal, NULL);
     int ready = fresh_places(error, sizeof error) == 0;
     if (ready && set_caps(all_caps() & ~(1u << CAP_SYS_ADMIN)) < 0) die("dropping CAP_SYS_ADMIN");
+    /* Built at the job's first run of each kind: a rule holds the job's
+     * folder, which the host makes anew for each job. */
+    int rulesets[2] = {-1, -1};
     static char buf[MAX_REQUEST];
-    uint32_t len;
-    struct request rq;
-    /* PID 1 sends only runs it parsed; anything else is its end (it killed
-     * this run init, or is gone): nothing to answer. */
-    if (read_all(request_fd, &len, sizeof len) < 0 || len == 0 || len > MAX_REQUEST ||
-        read_all(request_fd, buf, len) < 0 || parse_request(buf, len, &rq) < 0)
-        _exit(0);
-    close(request_fd);
-    /* The rules only now: one holds the job's folder, which the host makes
-     * anew for each job, perhaps since this run init was made. */
-    int ruleset = -1;
-    if (ready && landlock_abi > 0 && (ruleset = build_ruleset(rq.kind)) < 0) {
-        snprintf(error, sizeof error, "landlock rules: %s", strerror(errno));
-        ready = 0;
+    for (;;) {
+        uint32_t len;
+        struct request rq;
+        /* PID 1 sends only runs it parsed; anything else is its end (it
+         * ended this run init, or is gone): nothing to answer. */
+        if (read_all(request_fd, &len, sizeof len) < 0 || len == 0 || len > MAX_REQUEST ||
+            read_all(request_fd, buf, len) < 0 || parse_request(buf, len, &rq) < 0)
+            _exit(0);
+        if (ready && landlock_abi > 0 && rulesets[rq.kind] < 0 &&
+            (rulesets[rq.kind] = build_ruleset(rq.kind)) < 0) {
+            snprintf(error, sizeof error, "landlock rules: %s", strerror(errno));
+            ready = 0;
+        }
+        int clean = 0;
+        if (ready) clean = serve_run(&rq, rulesets[rq.kind]) == 0;
+        else send_failure(error);
+        if (write(done_fd, clean ? "D" : "X", 1) != 1 || !clean) _exit(0);
     }
-    if (ready) serve_run(&rq, ruleset);
-    else send_failure(error);
-    if (write(done_fd, "D", 1) != 1) _exit(1);
-    _exit(0);
 }
 
 /* The next run init (next_init), made now. */
@@ -1515,6 +1651,15 @@ static void prefork(void) {
                                NULL);
     if (pid < 0) die("clone: the run's namespaces");
     if (pid == 0) {
+        /* Only PID 1 may hold another run init's pipes: a copy here would
+         * keep that one from seeing the end of its request pipe. */
+        for (int i = 0; i < 2; i++) {
+            const struct run_init *other = i ? &next_init : &current_init;
+            if (other->pid > 0) {
+                close(other->request_fd);
+                close(other->done_fd);
+            }
+        }
         close(request[1]);
         close(done[0]);
         run_init(request[0], done[1]);
@@ -1524,22 +1669,28 @@ static void prefork(void) {
     next_init = (struct run_init){pid, request[1], done[0]};
 }
 
-/* Every run init ended and reaped, the next one too (a reset's, a warm's
- * first step): then nothing of any run is left. */
-static void end_run_inits(void) {
-    if (next_init.pid > 0) {
-        kill(next_init.pid, SIGKILL);
-        close(next_init.request_fd);
-        close(next_init.done_fd);
-        next_init.pid = -1;
-    }
-    while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
+/* A run init told it is done (it ends at the end of its pipe), and its end
+ * awaited: then nothing of its runs is left. */
+static void retire(struct run_init *init) {
+    if (init->pid > 0) {
+        close(init->request_fd);
+        close(init->done_fd);
+        while (waitpid(init->pid, NULL, __WALL) < 0 && errno == EINTR) {
+        }
+        init->pid = -1;
     }
 }
 
-/* A run init whose answer was sent, reaped when it has ended; one that
- * ended otherwise may have left the answer half sent: the conversation is
- * over (-1). */
+/* Every run init ended and reaped, the next one too (a reset's, a warm's
+ * first step): then nothing of any run is left. */
+static void end_run_inits(void) {
+    retire(&current_init);
+    if (next_init.pid > 0) kill(next_init.pid, SIGKILL);
+    retire(&next_init);
+}
+
+/* A run init that ended untold (died) may have left an answer half sent:
+ * the conversation is over (-1). */
 static int reap_run_inits(void) {
     int status;
     pid_t pid;
@@ -1549,7 +1700,8 @@ static int reap_run_inits(void) {
 }
 
 /* One request: a reset and a warm here, with no run init alive; a run
- * handed to the run init made for it. */
+ * handed to the job's run init (a new one for the job's first run and for
+ * a fresh one). */
 static int serve(char *buf, uint32_t len) {
     struct request rq;
     char header[256], error[512] = "";
@@ -1580,15 +1732,17 @@ static int serve(char *buf, uint32_t len) {
         prefork(); /* with the next job's uid */
         return 0;
     }
-    struct run_init init = next_init;
-    next_init.pid = -1;
-    char done;
-    int answered = write_all(init.request_fd, &len, sizeof len) == 0 &&
-                   write_all(init.request_fd, buf, len) == 0 && read(init.done_fd, &done, 1) == 1;
-    close(init.request_fd);
-    close(init.done_fd);
+    if (rq.fresh || current_init.pid < 0) {
+        retire(&current_init);
+        current_init = next_init;
+        prefork();
+    }
+    char done = 0;
+    int answered = write_all(current_init.request_fd, &len, sizeof len) == 0 &&
+                   write_all(current_init.request_fd, buf, len) == 0 &&
+                   read(current_init.done_fd, &done, 1) == 1;
     if (!answered) return -1;
-    prefork();
+    if (done != 'D') retire(&current_init); /* it has ended */
     return reap_run_inits();
 }
 

@@ -68,9 +68,9 @@ def other_job(sandbox, tmp_path_factory):
 
 
 def assert_nothing_left_running(client, root: pathlib.Path):
-    """Every sandbox container runs its supervisor, and the run init made
-    for its next run (supervisor.c, prefork), and nothing else: nothing of
-    any run."""
+    """Every sandbox container runs its supervisor, the run init of its job
+    and the one made for the next (supervisor.c), and nothing else: nothing
+    of any run."""
     for container in _containers_of(client, root):
         try:
             container.reload()
@@ -84,12 +84,12 @@ def assert_nothing_left_running(client, root: pathlib.Path):
                 continue
             raise
         # UID PID PPID ... CMD, host pids: PID 1 (its parent is the engine's,
-        # outside the container), and at most one child of its own, the
+        # outside the container), and at most two children of its own, the
         # supervisor's image too.
         pids = {process[1] for process in processes}
         inits = [process for process in processes if process[2] not in pids]
         others = [process for process in processes if process[2] in pids]
-        assert len(inits) == 1 and len(others) <= 1 and all(
+        assert len(inits) == 1 and len(others) <= 2 and all(
             process[2] == inits[0][1] and process[-1] == inits[0][-1]
             for process in others), f'{container.name} still runs {processes}'
 

@@ -11,10 +11,11 @@ folder a case may name one of `judges/` in `case.json` (`"checker": NAME` or
 `"interactor": NAME`): many cases meet the same checker or interactor.
 Adding a case adds no code.
 
-Each case is judged twice in the same sandbox (the second run must not see
-anything the first left), with another job's files alive beside it and the
-answers of other cases in its own testdata; afterwards nothing may be left
-running, the host canary is intact and no link has appeared on the host side.
+Each case is judged twice, as two jobs one after the other (a rejudge: the
+second must not see anything the first left, in the containers the first
+one left), with another job's files alive beside it and the answers of other
+cases in its own testdata; afterwards nothing may be left running, the host
+canary is intact and no link has appeared on the host side.
 """
 import dataclasses
 import json
@@ -114,18 +115,18 @@ def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary
     if case.judge is not None:
         role, language, _ = case.judge
         judge = ProblemProgram(role, language, tmp_path / 'job' / role.value)
-    job = SandboxJob(key=f'{folder.name}-{uuid.uuid4()}',
-                     language=case.language,
-                     source_dir=tmp_path / 'job' / 'src',
-                     problem_program=judge)
-    try:
-        compiled = sandbox.compile(job)
-        if case.verdict is Status.CE:
-            assert compiled.status is Status.CE
-            assert case.stderr_contains is None or case.stderr_contains in compiled.message
-            return
-        assert compiled.ok, compiled.message
-        for attempt in range(2):
+    for attempt in range(2):
+        job = SandboxJob(key=f'{folder.name}-{uuid.uuid4()}',
+                         language=case.language,
+                         source_dir=tmp_path / 'job' / 'src',
+                         problem_program=judge)
+        try:
+            compiled = sandbox.compile(job)
+            if case.verdict is Status.CE:
+                assert compiled.status is Status.CE
+                assert case.stderr_contains is None or case.stderr_contains in compiled.message
+                continue
+            assert compiled.ok, compiled.message
             started = time.monotonic()
             result = sandbox.run_case(job, spec)
             elapsed = time.monotonic() - started
@@ -144,7 +145,7 @@ def test_verdict(folder, sandbox, sandbox_root, docker_client, other_job, canary
             if case.verdict is Status.TLE:
                 assert result.exec_time_ms > case.time_limit_ms or elapsed * 1000 > 3 * case.time_limit_ms
             assert_nothing_left_running(docker_client, sandbox_root)
-    finally:
-        sandbox.release(job.key)
+        finally:
+            sandbox.release(job.key)
     assert canary.read_bytes() == b'canary\n'
     assert _links_under(sandbox_root) == []

@@ -54,6 +54,13 @@ def test_a_tle_within_the_margin_that_runs_within_the_limit_again_is_accepted(ju
     assert (result.status, result.exec_time_ms) == (Status.AC, 900)
 
 
+def test_the_rerun_asks_for_fresh_state_and_the_first_run_does_not(judge):
+    # A rerun runs where nothing of the first run is left (supervisor.c):
+    # the first one left the counters of its places moved on.
+    _, requests = judge(ran(1200), ran(900))
+    assert [request.fresh for request in requests] == [False, True]
+
+
 def test_two_tles_within_the_margin_report_the_lower_time(judge):
     result, requests = judge(ran(1300), ran(1200))
     assert len(requests) == 2
