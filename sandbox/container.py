@@ -335,19 +335,31 @@ class SandboxContainer:
         By name, not by handle: a create call that timed out on our side may
         still have made the container on the engine's."""
         self._close_conn()
-        if not self._destroyed:
+        # Twice: the supervisor exits when its connection closes, and a
+        # container that ends while the engine kills it fails that removal
+        # ("Could not kill running container ... is not running").
+        for attempt in range(2):
+            if self._destroyed:
+                break
             try:
                 self._client.api.remove_container(self.name, force=True)
                 self._destroyed = True
             except docker.errors.NotFound:
                 self._destroyed = True
+            except docker.errors.APIError as exc:
+                if attempt == 0:
+                    continue
+                self._removal_failed(exc)
             except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-                # Removed later: by the health probe once the engine answers
-                # (exited containers), or at the runner's exit.
-                log.warning('could not remove sandbox container %s now: %s', self.name,
-                            str(exc)[:200])
-            self._container = None
+                self._removal_failed(exc)
+                break
+        self._container = None
         shutil.rmtree(self.box, ignore_errors=True)
+
+    def _removal_failed(self, exc: Exception) -> None:
+        # Removed later: by the health probe once the engine answers (exited
+        # containers), or at the runner's exit.
+        log.warning('could not remove sandbox container %s now: %s', self.name, str(exc)[:200])
 
     def _close_conn(self):
         if self._conn is not None:

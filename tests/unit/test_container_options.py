@@ -62,3 +62,36 @@ def test_a_container_gets_what_its_supervisor_needs_and_no_more(tmp_path, unconf
     assert created['network_disabled'] is True and created['read_only'] is True
     assert 'no-new-privileges' in created['security_opt']
     assert ('apparmor=unconfined' in created['security_opt']) is unconfined
+
+
+class Removals(Engine):
+    """Fails the first `failures` removals as the engine does for a container
+    that ended while it was being killed."""
+
+    def __init__(self, failures):
+        super().__init__()
+        self.removals = 0
+        self._failures = failures
+
+    def remove_container(self, name, force):
+        self.removals += 1
+        if self.removals <= self._failures:
+            raise docker.errors.APIError('Could not kill running container x, cannot remove - '
+                                         'Container x is not running')
+
+
+def test_a_container_that_ends_while_it_is_removed_is_removed_again(tmp_path):
+    engine = Removals(failures=1)
+    container = SandboxContainer(engine, 'img', tmp_path / 'boxes', LIMITS, {})
+    container.destroy()
+    assert engine.removals == 2
+    container.destroy()  # idempotent: nothing more asked of the engine
+    assert engine.removals == 2
+
+
+def test_a_removal_that_keeps_failing_is_left_to_the_health_probe(tmp_path, caplog):
+    engine = Removals(failures=5)
+    container = SandboxContainer(engine, 'img', tmp_path / 'boxes', LIMITS, {})
+    container.destroy()
+    assert engine.removals == 2
+    assert 'could not remove sandbox container' in caplog.text
