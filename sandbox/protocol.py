@@ -166,12 +166,7 @@ class WarmRequest:
 
 def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
     """The files and bytes read."""
-    fields = _read_header(sock)
-    if fields.get('protocol') != str(PROTOCOL_VERSION):
-        raise SupervisorProtocolError(
-            f'supervisor speaks protocol {fields.get("protocol")}, not {PROTOCOL_VERSION}')
-    if fields.get('ok') != '1':
-        raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
+    fields = _read_answer(sock)
     try:
         return int(fields['files']), int(fields['bytes'])
     except (KeyError, ValueError):
@@ -181,12 +176,7 @@ def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
 def read_reset_response(sock: socket.socket) -> int:
     """The memory the container's cgroup holds after a verified reset, in KiB
     (-1: unknown); SupervisorFailure when the reset could not be verified."""
-    fields = _read_header(sock)
-    if fields.get('protocol') != str(PROTOCOL_VERSION):
-        raise SupervisorProtocolError(
-            f'supervisor speaks protocol {fields.get("protocol")}, not {PROTOCOL_VERSION}')
-    if fields.get('ok') != '1':
-        raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
+    fields = _read_answer(sock)
     try:
         return max(-1, int(fields.get('mem_kb', '-1')))
     except ValueError:
@@ -232,17 +222,24 @@ def _read_header(sock: socket.socket) -> Dict[str, str]:
     return _parse_header(_recv_exact(sock, length))
 
 
-def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
+def _read_answer(sock: socket.socket) -> Dict[str, str]:
+    """The fields of an answer the supervisor says it carried out; every
+    answer, a failure too, names the protocol it speaks."""
     fields = _read_header(sock)
+    if fields.get('protocol') != str(PROTOCOL_VERSION):
+        raise SupervisorProtocolError(
+            f'supervisor speaks protocol {fields.get("protocol")!r:.40}, not {PROTOCOL_VERSION}')
     if fields.get('ok') != '1':
         raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
+    return fields
+
+
+def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
+    fields = _read_answer(sock)
     try:
         n = {k: int(fields[k]) for k in _INT_FIELDS}
     except (KeyError, ValueError):
         raise SupervisorProtocolError('missing or non-integer header field') from None
-    if n['protocol'] != PROTOCOL_VERSION:
-        raise SupervisorProtocolError(
-            f'supervisor speaks protocol {n["protocol"]}, not {PROTOCOL_VERSION}')
     if fields.get('art_status') not in _ARTIFACT_STATUSES:
         raise SupervisorProtocolError('bad artifact status')
     if not (0 <= n['out_len'] <= request.out_send and 0 <= n['err_len'] <= request.err_send and

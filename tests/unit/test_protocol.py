@@ -117,7 +117,12 @@ def test_rejects_a_huge_header():
 
 def test_supervisor_failure_is_its_own_error():
     with pytest.raises(SupervisorFailure, match='exec'):
-        read_response(answer({'ok': '0', 'error': 'exec ./main: No such file'}), REQUEST)
+        read_response(
+            answer({
+                'ok': '0',
+                'error': 'exec ./main: No such file',
+                'protocol': str(PROTOCOL_VERSION)
+            }), REQUEST)
 
 
 def test_a_reset_names_the_next_uid_and_has_no_argv():
