@@ -14,6 +14,7 @@ COPY main.py /opt/oj-runner/app/
 COPY runner /opt/oj-runner/app/runner
 COPY dispatcher /opt/oj-runner/app/dispatcher
 COPY sandbox /opt/oj-runner/app/sandbox
+COPY standard_io /opt/oj-runner/app/standard_io
 ENV PYTHONPATH=/opt/oj-runner/lib PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     DATA_DIR=/var/lib/oj-runner
 WORKDIR /opt/oj-runner/app
