@@ -19,8 +19,8 @@ import docker
 import docker.errors
 import requests
 
-from runner.backend.client import (TOKEN_PROBE_PROBLEM, BackendClient, BackendError, ProtocolError,
-                                   Unauthorized, UnexpectedStatus)
+from runner.backend.noj.client import (TOKEN_PROBE_PROBLEM, BackendClient, BackendError,
+                                       ProtocolError, Unauthorized, UnexpectedStatus)
 from runner.config import ConfigError, Settings, check_folder, folder_settings
 from runner.exit_codes import ExitCode
 from runner.version import VERSION

@@ -12,9 +12,9 @@ import requests.exceptions
 from dispatcher.dispatcher import Dispatcher
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import BackendClient
-from runner.backend.inbound import Registration
-from runner.backend.outbound import AbortReason
+from runner.backend.noj.client import BackendClient
+from runner.backend.noj.inbound import Registration
+from runner.backend.noj.outbound import AbortReason
 from runner.config import ConfigError, Settings, check_folders
 from runner.drain import drain
 from runner.exit_codes import ExitCode

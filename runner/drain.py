@@ -22,7 +22,7 @@ from typing import Callable, List, Optional, Protocol
 
 from dispatcher.job import Job
 from runner import metrics
-from runner.backend.outbound import AbortReason
+from runner.backend.noj.outbound import AbortReason
 from runner.reports import AbortReport
 from runner.threads import LoopThread
 

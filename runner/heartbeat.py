@@ -6,7 +6,7 @@ from typing import Callable
 
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import BackendClient, Outcome
+from runner.backend.noj.client import BackendClient, Outcome
 from runner.threads import LoopThread
 from runner.waiting import Wait, wait_on
 

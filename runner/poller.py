@@ -37,10 +37,10 @@ from typing import Callable, Dict, Optional, Protocol
 from dispatcher.job import Job
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import (BackendClient, BackendError, TransportError, Unauthorized,
-                                   UnexpectedStatus)
-from runner.backend.inbound import BadClaim, Claim, JobPayload
-from runner.backend.outbound import AbortReason
+from runner.backend.noj.client import (BackendClient, BackendError, TransportError, Unauthorized,
+                                       UnexpectedStatus)
+from runner.backend.noj.inbound import BadClaim, Claim, JobPayload
+from runner.backend.noj.outbound import AbortReason
 from runner.host_health import HostHealth
 from runner.logs import about_job, current_submission_id
 from runner.prep_workers import PrepWorkers

@@ -4,8 +4,8 @@ import random
 import threading
 from typing import Optional
 
-from runner.backend.client import BackendClient, BackendError, Unauthorized
-from runner.backend.inbound import Registration
+from runner.backend.noj.client import BackendClient, BackendError, Unauthorized
+from runner.backend.noj.inbound import Registration
 from runner.version import VERSION
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
 

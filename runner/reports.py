@@ -4,7 +4,7 @@ import pathlib
 from typing import Optional
 
 from dispatcher.job import Job
-from runner.backend.outbound import AbortReason, Results
+from runner.backend.noj.outbound import AbortReason, Results
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,8 +21,8 @@ from typing import Callable, Optional
 
 from runner import metrics
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import Answer, BackendClient, Outcome
-from runner.backend.outbound import AbortReason, Results, complete_body
+from runner.backend.noj.client import Answer, BackendClient, Outcome
+from runner.backend.noj.outbound import AbortReason, Results, complete_body
 from runner.logs import about_job
 from runner.prep.job_folders import JobFolders
 from runner.reports import AbortReport, CompleteReport, Report

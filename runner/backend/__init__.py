@@ -1,9 +1,7 @@
-"""The backend boundary: everything the runner says to the backend and hears back.
-
-- `client.py`: one typed call per endpoint; statuses mapped to outcomes.
-- `inbound.py`: bodies from the backend parsed and checked into typed values.
-- `outbound.py`: typed results encoded into the bodies the backend takes.
-- `http_session.py`: sessions whose requests a stop can cut short.
+"""The backend boundary: everything the runner says to a backend and hears
+back, one package per protocol (`noj/`: Normal-OJ's, `algojudge/`:
+AlgoJudge's), and what they share (`http_session.py`: sessions whose
+requests a stop can cut short).
 
 Nothing outside this package sees JSON or a status code.
 """

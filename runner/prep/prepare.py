@@ -4,8 +4,8 @@ import logging
 import threading
 
 from dispatcher.job import Job
-from runner.backend.client import BackendClient, TokenRefused
-from runner.backend.inbound import JobPayload
+from runner.backend.noj.client import BackendClient, TokenRefused
+from runner.backend.noj.inbound import JobPayload
 from runner.prep.job_folders import JobFolders
 from runner.prep.testdata import TestdataCache
 from runner.prep.zips import extract_source

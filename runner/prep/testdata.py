@@ -26,7 +26,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from dispatcher.job import TaskMeta, case_file
 from runner import metrics
-from runner.backend.client import BackendClient
+from runner.backend.noj.client import BackendClient
 from runner.backend.http_session import Interrupted
 from runner.prep.locks import Locks
 from runner.prep.zips import extract_testdata

@@ -28,7 +28,7 @@ from typing import Optional, Tuple
 
 import pytest
 
-from runner.backend.outbound import case_object
+from runner.backend.noj.outbound import case_object
 from sandbox.job import CaseSpec, ProblemProgram, Role, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status

@@ -11,12 +11,12 @@ import responses
 import urllib3
 
 from dispatcher.job import TaskMeta
-from runner.backend.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError, Outcome,
-                                   ProtocolError, TokenRefused, TransportError, Unauthorized,
-                                   UnexpectedStatus, transport_kind)
+from runner.backend.noj.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError, Outcome,
+                                       ProtocolError, TokenRefused, TransportError, Unauthorized,
+                                       UnexpectedStatus, transport_kind)
 from runner.backend.http_session import Interrupted
-from runner.backend.inbound import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
-from runner.backend.outbound import AbortReason, complete_body
+from runner.backend.noj.inbound import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
+from runner.backend.noj.outbound import AbortReason, complete_body
 from sandbox.languages import Language
 from sandbox.results import CaseResult, Status
 

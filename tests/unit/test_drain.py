@@ -4,7 +4,7 @@ import pathlib
 import pytest
 
 from dispatcher.job import Job, TaskMeta
-from runner.backend.outbound import AbortReason
+from runner.backend.noj.outbound import AbortReason
 from runner.drain import POLLER_SHARE_SEC, drain
 from runner.reports import AbortReport
 from sandbox.languages import Language

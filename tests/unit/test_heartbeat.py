@@ -1,7 +1,7 @@
 import threading
 
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import Answer, Outcome
+from runner.backend.noj.client import Answer, Outcome
 from runner.heartbeat import Heartbeat
 from tests.unit.fakes import FakeTime
 

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from dispatcher.job import TaskMeta
-from runner.backend.client import TokenRefused
-from runner.backend.inbound import JobPayload
+from runner.backend.noj.client import TokenRefused
+from runner.backend.noj.inbound import JobPayload
 from runner.prep.prepare import Preparer
 from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
 from sandbox.languages import Language
@@ -101,7 +101,7 @@ def test_a_self_test_serves_only_failures_it_began_after(monkeypatch):
 
 
 def test_the_token_check_asks_about_a_problem_that_need_not_exist():
-    from runner.backend.client import TOKEN_PROBE_PROBLEM, BackendClient, UnexpectedStatus
+    from runner.backend.noj.client import TOKEN_PROBE_PROBLEM, BackendClient, UnexpectedStatus
 
     class Channel(BackendClient):
         answer = UnexpectedStatus('GET /problem/0/checksum', 404)

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from runner.backend.client import BackendClient, UnexpectedStatus
+from runner.backend.noj.client import BackendClient, UnexpectedStatus
 from runner.logs import about_job, configure_logging, set_runner_id
 
 SIGNATURE = 'sig-secret'

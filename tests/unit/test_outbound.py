@@ -2,7 +2,7 @@
 (outputs shortened fairly, verdicts never cut)."""
 import json
 
-from runner.backend.outbound import complete_body, fit_tasks, without_outputs
+from runner.backend.noj.outbound import complete_body, fit_tasks, without_outputs
 from sandbox.results import CaseResult, Status
 
 FIELDS = ('status', 'exitCode', 'execTime', 'memoryUsage')
@@ -82,7 +82,7 @@ def test_report_lists_tasks_then_cases_in_order():
 
 
 def test_a_body_that_cannot_be_fitted_is_sent_whole(monkeypatch):
-    import runner.backend.outbound as outbound
+    import runner.backend.noj.outbound as outbound
 
     def broken(tasks, limit):
         raise RuntimeError('a bug in the fitting')

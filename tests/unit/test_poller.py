@@ -6,9 +6,9 @@ import pytest
 
 from dispatcher.job import Job, TaskMeta
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import ProtocolError, TransportError, UnexpectedStatus
-from runner.backend.inbound import BadClaim, JobPayload
-from runner.backend.outbound import AbortReason
+from runner.backend.noj.client import ProtocolError, TransportError, UnexpectedStatus
+from runner.backend.noj.inbound import BadClaim, JobPayload
+from runner.backend.noj.outbound import AbortReason
 from runner.poller import Poller
 from runner.reports import AbortReport
 from sandbox.languages import Language

@@ -7,9 +7,9 @@ import pytest
 import responses
 
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import BackendClient
-from runner.backend.inbound import RunnerIdentity, parse_claim
-from runner.backend.outbound import AbortReason
+from runner.backend.noj.client import BackendClient
+from runner.backend.noj.inbound import RunnerIdentity, parse_claim
+from runner.backend.noj.outbound import AbortReason
 from runner.poller import Poller
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import FileLocks

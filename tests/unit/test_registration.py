@@ -2,8 +2,8 @@ import threading
 
 import pytest
 
-from runner.backend.client import ProtocolError, TransportError, Unauthorized, UnexpectedStatus
-from runner.backend.inbound import Registration, RunnerConfig, RunnerIdentity
+from runner.backend.noj.client import ProtocolError, TransportError, Unauthorized, UnexpectedStatus
+from runner.backend.noj.inbound import Registration, RunnerConfig, RunnerIdentity
 from runner.registration import RegistrationRefused, register
 from tests.unit.fakes import NoJitter
 

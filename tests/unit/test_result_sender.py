@@ -5,8 +5,8 @@ import threading
 import pytest
 
 from runner.active_jobs import ActiveJobs
-from runner.backend.client import Answer, Outcome
-from runner.backend.outbound import AbortReason, complete_body
+from runner.backend.noj.client import Answer, Outcome
+from runner.backend.noj.outbound import AbortReason, complete_body
 from runner.reports import AbortReport, CompleteReport
 from runner.result_sender import ResultSender
 from sandbox.results import CaseResult, Status

@@ -3,7 +3,7 @@ import signal
 
 import pytest
 
-from runner.backend.outbound import case_object
+from runner.backend.noj.outbound import case_object
 from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.verdict import Limits, case_result, status_of

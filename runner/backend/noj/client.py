@@ -25,11 +25,11 @@ import requests
 import urllib3.exceptions
 
 from runner.backend.http_session import Interrupted, Interrupter
-from runner.backend.inbound import (BadClaim, Claim, Registration, RunnerIdentity, WireError,
-                                    job_id_in_prefix, parse_checksum, parse_claim,
-                                    parse_registration, redact_url)
-from runner.backend.outbound import (AbortReason, CompleteBody, abort_body, heartbeat_body,
-                                     register_body)
+from runner.backend.noj.inbound import (BadClaim, Claim, Registration, RunnerIdentity, WireError,
+                                        job_id_in_prefix, parse_checksum, parse_claim,
+                                        parse_registration, redact_url)
+from runner.backend.noj.outbound import (AbortReason, CompleteBody, abort_body, heartbeat_body,
+                                         register_body)
 
 log = logging.getLogger(__name__)
 
