@@ -7,19 +7,45 @@ may still hand out a job nobody will report (an attempt spent at lease
 expiry), and a slow-drip download would hold its claim. `Interrupter` keeps
 the connections its sessions open; `interrupt()` shuts their sockets down,
 which wakes any blocked read, and every later connection is shut at birth.
+
+Also what every protocol's client shares: the transport's errors, named
+without a URL (a query string may carry a credential), and bodies read in
+bounded chunks.
 """
 import socket
+import ssl
 import threading
+import time
 import weakref
+from typing import Callable, Optional
 
 import requests
 import requests.adapters
 import urllib3.connection
 import urllib3.connectionpool
+import urllib3.exceptions
+
+_CHUNK_BYTES = 64 * 1024
 
 
 class Interrupted(Exception):
     """Stop was requested while waiting for a lock or a download."""
+
+
+class BackendError(Exception):
+    """A backend call failed; the message is safe to log."""
+
+
+class TransportError(BackendError):
+    """No answer: connection refused, timeout, broken transfer."""
+
+
+class DownloadError(BackendError):
+    """A download went over its size or time bound."""
+
+
+class TooLarge(DownloadError):
+    """A body went over its size bound."""
 
 
 class Interrupter:
@@ -89,3 +115,72 @@ class _Adapter(requests.adapters.HTTPAdapter):
             ConnectionCls = SecureConnection
 
         self.poolmanager.pool_classes_by_scheme = {'http': Pool, 'https': SecurePool}
+
+
+def bounded_chunks(response: requests.Response,
+                   what: str,
+                   max_bytes: int,
+                   deadline_sec: float,
+                   stop: Optional[threading.Event],
+                   trust_declared: bool = True,
+                   clock: Callable[[], float] = time.monotonic):
+    """The body in chunks, bounded in size, total time and by stop; the
+    chunks before the bound are yielded. A declared length over the bound
+    is refused at once, unless `trust_declared` is off (the first part of
+    the body is wanted anyway).
+
+    The read timeout bounds each socket read, not the transfer: a
+    slow-drip answer needs the deadline too."""
+    declared = response.headers.get('Content-Length', '')
+    if trust_declared and declared.isdigit() and int(declared) > max_bytes:
+        raise TooLarge(f'{what}: {declared} bytes is over the limit of {max_bytes}')
+    deadline = clock() + deadline_sec
+    size = 0
+    try:
+        while True:
+            # read1: whatever one socket read brings (at most a chunk), so
+            # a body dripping a byte at a time still comes back here to
+            # meet its deadline. A stop also interrupts the socket.
+            chunk = response.raw.read1(_CHUNK_BYTES, decode_content=True)
+            if stop is not None and stop.is_set():
+                raise Interrupted(f'{what}: stopped')
+            if not chunk:
+                return
+            if size + len(chunk) > max_bytes:
+                yield chunk[:max_bytes - size]
+                raise TooLarge(f'{what}: over the limit of {max_bytes} bytes')
+            size += len(chunk)
+            if clock() > deadline:
+                raise DownloadError(f'{what}: took longer than {deadline_sec:g} s')
+            yield chunk
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        if stop is not None and stop.is_set():
+            raise Interrupted(f'{what}: stopped') from None
+        raise TransportError(f'{what}: {transport_kind(exc)}') from None
+
+
+def transport_kind(exc: BaseException) -> str:
+    """What kind of transport failure `exc` is, for a log line an operator
+    can act on (never the URL: it may carry a query string)."""
+    seen = []
+    cause: Optional[BaseException] = exc
+    while cause is not None and len(seen) < 10:
+        seen.append(cause)
+        cause = cause.__cause__ or cause.__context__ or next(
+            (arg for arg in getattr(cause, 'args', ()) if isinstance(arg, BaseException)), None)
+    names = [type(e).__name__ for e in seen]
+    text = ' '.join(str(e) for e in seen[1:]).lower()
+    if any(isinstance(e, (requests.exceptions.SSLError, ssl.SSLError)) for e in seen):
+        kind = 'TLS failure'
+    elif any(isinstance(e, socket.gaierror) for e in seen) or 'name or service not known' in text \
+            or 'name resolution' in text or 'nodename nor servname' in text:
+        kind = 'name resolution failed'
+    elif any(isinstance(e, ConnectionRefusedError) for e in seen) or 'refused' in text:
+        kind = 'connection refused'
+    elif any(isinstance(e, (requests.exceptions.Timeout, socket.timeout)) for e in seen):
+        kind = 'timed out'
+    elif any(isinstance(e, ConnectionResetError) for e in seen) or 'reset' in text:
+        kind = 'connection reset'
+    else:
+        kind = 'connection failed'
+    return f'{kind} ({names[0]})'

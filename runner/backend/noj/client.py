@@ -15,16 +15,14 @@ import enum
 import json
 import logging
 import pathlib
-import socket
-import ssl
 import threading
 import time
 from typing import Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import requests
-import urllib3.exceptions
 
-from runner.backend.http_session import Interrupted, Interrupter
+from runner.backend.http_session import (BackendError, DownloadError, Interrupter, TooLarge,
+                                         TransportError, bounded_chunks, transport_kind)
 from runner.backend.noj.inbound import (BadClaim, Claim, Registration, RunnerIdentity, WireError,
                                         job_id_in_prefix, parse_checksum, parse_claim,
                                         parse_registration, redact_url)
@@ -79,14 +77,6 @@ def _outcome(status: int, table: Mapping[int, Outcome]) -> Outcome:
     return Outcome.FAILED
 
 
-class BackendError(Exception):
-    """A backend call failed; the message is safe to log."""
-
-
-class TransportError(BackendError):
-    """No answer: connection refused, timeout, broken transfer."""
-
-
 class Unauthorized(BackendError):
     """401: the token (registration or runner) was refused."""
 
@@ -110,14 +100,6 @@ class TokenRefused(BackendError):
 
 class ProtocolError(BackendError):
     """A success status with a body that is not what protocol §2 says."""
-
-
-class DownloadError(BackendError):
-    """A download went over its size or time bound."""
-
-
-class TooLarge(DownloadError):
-    """A body went over its size bound."""
 
 
 class BackendClient:
@@ -238,7 +220,12 @@ class BackendClient:
             self._expect_testdata(response, what)
             with open(dest, 'wb') as out:
                 size = 0
-                for chunk in self._bounded_chunks(response, what, max_bytes, deadline_sec, stop):
+                for chunk in bounded_chunks(response,
+                                            what,
+                                            max_bytes,
+                                            deadline_sec,
+                                            stop,
+                                            clock=self._clock):
                     out.write(chunk)
                     size += len(chunk)
             return size
@@ -249,7 +236,8 @@ class BackendClient:
         what = f'GET {redact_url(url)}'
         with self._request('GET', url, what, auth=False, absolute=True) as response:
             self._expect(response, (200, ), what)
-            return b''.join(self._bounded_chunks(response, what, max_bytes, deadline_sec, stop))
+            return b''.join(
+                bounded_chunks(response, what, max_bytes, deadline_sec, stop, clock=self._clock))
 
     # -- plumbing --------------------------------------------------------------
 
@@ -327,7 +315,12 @@ class BackendClient:
 
     def _read_json(self, response: requests.Response, what: str) -> object:
         body = b''.join(
-            self._bounded_chunks(response, what, MAX_JSON_BYTES, JSON_DEADLINE_SEC, None))
+            bounded_chunks(response,
+                           what,
+                           MAX_JSON_BYTES,
+                           JSON_DEADLINE_SEC,
+                           None,
+                           clock=self._clock))
         return self._decode_json(body, what)
 
     def _read_capped(self, response: requests.Response, what: str,
@@ -335,12 +328,13 @@ class BackendClient:
         """At most `max_bytes` of the body, and whether that was all of it."""
         chunks = []
         try:
-            for chunk in self._bounded_chunks(response,
-                                              what,
-                                              max_bytes,
-                                              JSON_DEADLINE_SEC,
-                                              None,
-                                              trust_declared=False):
+            for chunk in bounded_chunks(response,
+                                        what,
+                                        max_bytes,
+                                        JSON_DEADLINE_SEC,
+                                        None,
+                                        trust_declared=False,
+                                        clock=self._clock):
                 chunks.append(chunk)
         except TooLarge:
             return b''.join(chunks), False
@@ -360,71 +354,3 @@ class BackendClient:
             return parse(body)
         except WireError as exc:
             raise ProtocolError(f'{what}: {exc}') from None
-
-    def _bounded_chunks(self,
-                        response: requests.Response,
-                        what: str,
-                        max_bytes: int,
-                        deadline_sec: float,
-                        stop: Optional[threading.Event],
-                        trust_declared: bool = True):
-        """The body in chunks, bounded in size, total time and by stop; the
-        chunks before the bound are yielded. A declared length over the bound
-        is refused at once, unless `trust_declared` is off (the first part of
-        the body is wanted anyway).
-
-        The read timeout bounds each socket read, not the transfer: a
-        slow-drip answer needs the deadline too."""
-        declared = response.headers.get('Content-Length', '')
-        if trust_declared and declared.isdigit() and int(declared) > max_bytes:
-            raise TooLarge(f'{what}: {declared} bytes is over the limit of {max_bytes}')
-        deadline = self._clock() + deadline_sec
-        size = 0
-        try:
-            while True:
-                # read1: whatever one socket read brings (at most a chunk), so
-                # a body dripping a byte at a time still comes back here to
-                # meet its deadline. A stop also interrupts the socket.
-                chunk = response.raw.read1(_CHUNK_BYTES, decode_content=True)
-                if stop is not None and stop.is_set():
-                    raise Interrupted(f'{what}: stopped')
-                if not chunk:
-                    return
-                if size + len(chunk) > max_bytes:
-                    yield chunk[:max_bytes - size]
-                    raise TooLarge(f'{what}: over the limit of {max_bytes} bytes')
-                size += len(chunk)
-                if self._clock() > deadline:
-                    raise DownloadError(f'{what}: took longer than {deadline_sec:g} s')
-                yield chunk
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-            if stop is not None and stop.is_set():
-                raise Interrupted(f'{what}: stopped') from None
-            raise TransportError(f'{what}: {transport_kind(exc)}') from None
-
-
-def transport_kind(exc: BaseException) -> str:
-    """What kind of transport failure `exc` is, for a log line an operator
-    can act on (never the URL: it may carry a query string)."""
-    seen = []
-    cause: Optional[BaseException] = exc
-    while cause is not None and len(seen) < 10:
-        seen.append(cause)
-        cause = cause.__cause__ or cause.__context__ or next(
-            (arg for arg in getattr(cause, 'args', ()) if isinstance(arg, BaseException)), None)
-    names = [type(e).__name__ for e in seen]
-    text = ' '.join(str(e) for e in seen[1:]).lower()
-    if any(isinstance(e, (requests.exceptions.SSLError, ssl.SSLError)) for e in seen):
-        kind = 'TLS failure'
-    elif any(isinstance(e, socket.gaierror) for e in seen) or 'name or service not known' in text \
-            or 'name resolution' in text or 'nodename nor servname' in text:
-        kind = 'name resolution failed'
-    elif any(isinstance(e, ConnectionRefusedError) for e in seen) or 'refused' in text:
-        kind = 'connection refused'
-    elif any(isinstance(e, (requests.exceptions.Timeout, socket.timeout)) for e in seen):
-        kind = 'timed out'
-    elif any(isinstance(e, ConnectionResetError) for e in seen) or 'reset' in text:
-        kind = 'connection reset'
-    else:
-        kind = 'connection failed'
-    return f'{kind} ({names[0]})'
