@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import pathlib
+import secrets
 import stat
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -77,7 +78,7 @@ def _load(path: pathlib.Path) -> RunnerKey:
 def _create(path: pathlib.Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f'.{path.name}.{os.getpid()}.new')
+        temporary = path.with_name(f'.{path.name}.{secrets.token_hex(8)}.new')
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             with os.fdopen(descriptor, 'wb') as out:
