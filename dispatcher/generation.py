@@ -31,7 +31,8 @@ class Generation:
         self.sandbox_job = SandboxJob(key=uuid.uuid4().hex,
                                       language=job.language,
                                       source_dir=job.source_dir,
-                                      problem_program=job.problem_program)
+                                      problem_program=job.problem_program,
+                                      judging=job.judging)
         self.started = False
         self.compile_result: Optional[CompileResult] = None
         self.case_results: List[List[Optional[CaseResult]]] = [[None] * meta.case_count

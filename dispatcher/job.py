@@ -4,7 +4,7 @@ import dataclasses
 import pathlib
 from typing import Optional, Tuple
 
-from sandbox.job import ProblemProgram
+from sandbox.job import Judging, ProblemProgram
 from sandbox.languages import Language
 
 # Testdata files are named TTCC.in and TTCC.out (protocol §3): two digits each,
@@ -43,6 +43,7 @@ class Job:
     tasks: Tuple[TaskMeta, ...]
     job_dir: pathlib.Path
     problem_program: Optional[ProblemProgram] = None
+    judging: Judging = Judging()
 
     @property
     def source_dir(self) -> pathlib.Path:
@@ -71,6 +72,8 @@ def check_job(job: object) -> None:
     if job.problem_program is not None and not isinstance(job.problem_program, ProblemProgram):
         raise ValueError(f'job {job.job_id!r}: problem_program must be None or a ProblemProgram, '
                          f'got {type(job.problem_program).__name__}')
+    if not isinstance(job.judging, Judging):
+        raise ValueError(f'job {job.job_id!r}: judging must be a Judging')
     if not isinstance(job.tasks, tuple):
         raise ValueError(f'job {job.job_id!r}: tasks must be a tuple')
     if not 1 <= len(job.tasks) <= MAX_TASKS:

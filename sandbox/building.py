@@ -5,7 +5,7 @@ import logging
 import os
 import pathlib
 import shutil
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Tuple
 
 from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import SandboxContainer
@@ -65,17 +65,19 @@ class Builder:
               source_dir: pathlib.Path,
               folder: pathlib.Path,
               diagnose: Diagnose,
-              source_name: Optional[str] = None) -> Build:
+              source_name: Optional[str] = None,
+              flags: Tuple[str, ...] = ()) -> Build:
         """The files of `source_dir` built into `folder` (made anew) in a
         container serving `job_key`. `source_name`: the source's name in
-        `source_dir`, when it is not the toolchain's own (a checker's)."""
+        `source_dir`, when it is not the toolchain's own (a checker's);
+        `flags`: the problem type's, after the toolchain's."""
         toolchain = language.toolchain
         try:
             shutil.rmtree(folder, ignore_errors=True)
             _copy_tree(source_dir, folder)
             if source_name is not None:
                 (folder / source_name).rename(folder / toolchain.source_name)
-            key = self._key(language, folder)
+            key = self._key(language, folder, flags)
             cached = self._cache.get(key) if key is not None else None
             if cached is not None:
                 return self._from_cache(cached, language, folder)
@@ -85,10 +87,10 @@ class Builder:
 
         def once() -> Build:
             return self._engine.run(
-                want, compile_request(toolchain,
-                                      self._settings), None, lambda run, container: self.compiled(
-                                          run, language, folder, container,
-                                          self._key_for(language, folder, container, key)))
+                want, compile_request(toolchain, self._settings, flags), None,
+                lambda run, container: self.compiled(
+                    run, language, folder, container,
+                    self._key_for(language, folder, flags, container, key)))
 
         return self._engine.retried(
             once, lambda exc: Build(
@@ -134,6 +136,7 @@ class Builder:
     def _key(self,
              language: Language,
              folder: pathlib.Path,
+             flags: Tuple[str, ...],
              image_id: Optional[str] = None) -> Optional[str]:
         """The build's cache key under the image last seen compiling (or
         `image_id`); None without a cache or an image id."""
@@ -141,11 +144,11 @@ class Builder:
         image_id = image_id or self._image_ids.get(toolchain.image_kind)
         if self._cache is None or image_id is None:
             return None
-        return cache_key(language.name, repr(compile_request(toolchain, self._settings)), image_id,
-                         folder)
+        return cache_key(language.name, repr(compile_request(toolchain, self._settings, flags)),
+                         image_id, folder)
 
-    def _key_for(self, language: Language, folder: pathlib.Path, container: SandboxContainer,
-                 key: Optional[str]) -> Optional[str]:
+    def _key_for(self, language: Language, folder: pathlib.Path, flags: Tuple[str, ...],
+                 container: SandboxContainer, key: Optional[str]) -> Optional[str]:
         """The key a compile just made is filed under: the image that made it
         (the tag may have moved since the lookup), which lookups use from now on."""
         kind = language.toolchain.image_kind
@@ -153,7 +156,7 @@ class Builder:
         if key is None or image_id is None or image_id == self._image_ids.get(kind):
             return key
         self._image_ids[kind] = image_id
-        return self._key(language, folder, image_id)
+        return self._key(language, folder, flags, image_id)
 
     def _from_cache(self, cached: Entry, language: Language, folder: pathlib.Path) -> Build:
         toolchain = language.toolchain

@@ -1,5 +1,8 @@
-"""Output comparison (protocol §5): trailing whitespace on each line and trailing
-empty lines are ignored; everything else must match byte for byte.
+"""Output comparison. By lines (protocol §5): trailing whitespace on each line
+and trailing empty lines are ignored; everything else must match byte for
+byte. By tokens (standard-io@1): both sides split on whitespace, the
+sequences must be equal, and a note says which token differed and what was
+printed, never what was expected (the participant sees it).
 
 The cost is linear in the outputs with a small constant, and the comparison
 stops at the first difference: the common prefix is skipped at memory speed,
@@ -9,8 +12,12 @@ program's output costs at most one pass over the bytes plus one step per line
 of the expected answer, whatever it holds, and no single call holds the
 interpreter for long: the heartbeat keeps its beat while every worker
 compares. (One regular-expression pass over 32 MiB of " \\n" once took 5 s of
-the runner's CPU in a single call.)
+the runner's CPU in a single call.) Tokens are split a chunk at a time and
+compared a slice at a time, for the same reason: a few C-speed passes,
+never a Python step per token, and one chunk's tokens in memory.
 """
+import re
+from typing import List, Tuple
 
 _BLANKS = b' \t\r\v\f'
 _PREFIX_CHUNK = 64 * 1024
@@ -47,3 +54,71 @@ def _line_end(data: bytes, start: int) -> int:
 def _blank_from(data: bytes, start: int) -> bool:
     """Whether nothing but blanks and empty lines follows `start`."""
     return not data[start:].strip(_BLANKS + b'\n')
+
+
+_TOKEN_CHUNK_BYTES = 256 * 1024
+_SPACE = re.compile(rb'[ \t\n\r\x0b\x0c]')  # what bytes.split() splits on
+_SHOWN_BYTES = 40
+
+
+def compare_tokens(actual: bytes, expected: bytes) -> Tuple[bool, str]:
+    """(equal, note); the note is '' when equal."""
+    if actual == expected:
+        return True, ''
+    ours, theirs = _Tokens(actual), _Tokens(expected)
+    seen = 0
+    while True:
+        a, e = ours.peek(), theirs.peek()
+        if not a or not e:
+            break
+        n = min(len(a), len(e))
+        if a[:n] != e[:n]:
+            at = next(i for i in range(n) if a[i] != e[i])
+            return False, f'token {seen + at + 1} differs: read {_show(a[at])}'
+        ours.take(n)
+        theirs.take(n)
+        seen += n
+    a, e = ours.peek(), theirs.peek()
+    if a:
+        return False, f'expected {seen} tokens, read more: token {seen + 1} is {_show(a[0])}'
+    if e:
+        return False, f'the output ended after {seen} tokens'
+    return True, ''
+
+
+class _Tokens:
+    """One side's tokens, a chunk at a time."""
+
+    def __init__(self, data: bytes):
+        self._data = data
+        self._at = 0
+        self._batch: List[bytes] = []
+        self._used = 0
+
+    def peek(self) -> List[bytes]:
+        """The tokens not yet taken of the current chunk ([] at the end)."""
+        if self._used == len(self._batch):
+            self._batch, self._used = self._next_batch(), 0
+        return self._batch[self._used:] if self._used else self._batch
+
+    def take(self, n: int) -> None:
+        self._used += n
+
+    def _next_batch(self) -> List[bytes]:
+        data = self._data
+        while self._at < len(data):
+            end = min(len(data), self._at + _TOKEN_CHUNK_BYTES)
+            # A token cut by the chunk's end goes whole into this chunk.
+            if end < len(data):
+                space = _SPACE.search(data, end)
+                end = len(data) if space is None else space.start()
+            batch = data[self._at:end].split()
+            self._at = end
+            if batch:
+                return batch
+        return []
+
+
+def _show(token: bytes) -> str:
+    text = token[:_SHOWN_BYTES].decode('utf-8', 'replace')
+    return repr(text) + ('...' if len(token) > _SHOWN_BYTES else '')

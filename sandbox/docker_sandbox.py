@@ -152,8 +152,12 @@ class DockerSandbox:
                 f'{-(-need // MiB)} MiB for it): raise SANDBOX_MEMORY_MB')
 
     def compile(self, job: SandboxJob) -> CompileResult:
-        build = self._builder.build(job.key, job.language, job.source_dir, self._folder(job.key),
-                                    self._diagnose)
+        build = self._builder.build(job.key,
+                                    job.language,
+                                    job.source_dir,
+                                    self._folder(job.key),
+                                    self._diagnose,
+                                    flags=job.judging.compile_flags)
         state = JobState(job, build)
         program = job.problem_program
         if build.ok and program is not None:
@@ -168,7 +172,8 @@ class DockerSandbox:
                                                       self._folder(key),
                                                       self._diagnose,
                                                       source_name=program.role.source_name(
-                                                          program.language))
+                                                          program.language),
+                                                      flags=program.compile_flags)
             if not state.problem_build.ok:
                 built = state.problem_build.result
                 log.warning('the problem\'s %s could not be built (%s): %s', program.role.value,

@@ -2,7 +2,7 @@
 import dataclasses
 import enum
 import pathlib
-from typing import Optional
+from typing import Optional, Tuple
 
 from sandbox.languages import Language
 
@@ -34,6 +34,28 @@ class ProblemProgram:
     role: Role
     language: Language
     source_dir: pathlib.Path
+    compile_flags: Tuple[str, ...] = ()  # after the toolchain's own, as Judging's
+
+
+class Comparison(str, enum.Enum):
+    """How an output is held against the answer without a checker."""
+    LINES = 'lines'  # Normal-OJ (protocol §5): line by line, trailing blanks aside
+    TOKENS = 'tokens'  # standard-io@1: the whitespace-separated tokens
+
+
+class CheckerConvention(str, enum.Enum):
+    """What a checker's end means."""
+    TESTLIB = 'testlib'  # Normal-OJ (protocol §5): the exit code
+    SIO2 = 'sio2'  # standard-io@1: OK or WRONG, a comment, a percentage; exit 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Judging:
+    """What a problem type makes of a job beyond its language and cases.
+    `compile_flags` follow the toolchain's own (gcc takes the last -std)."""
+    comparison: Comparison = Comparison.LINES
+    checker: CheckerConvention = CheckerConvention.TESTLIB
+    compile_flags: Tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +73,7 @@ class SandboxJob:
     language: Language
     source_dir: pathlib.Path
     problem_program: Optional[ProblemProgram] = None
+    judging: Judging = Judging()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,6 +33,11 @@ class CaseResult:
     memory_kb: int = 0
     stdout: str = ''
     stderr: str = ''
+    # What a checker or the comparison said of the output, for a report
+    # that shows it apart from the program's own stderr.
+    note: str = ''
+    # What an accepted output earns of its case (a checker's partial credit).
+    percent: int = 100
 
     @classmethod
     def from_failed_compile(cls, compiled: CompileResult) -> 'CaseResult':

@@ -33,9 +33,11 @@ CASE_DESCRIPTORS = 128
 _COMPILE_ENV = ENV + (('TMPDIR', COMPILE_DIR), )
 
 
-def compile_request(toolchain: Toolchain, settings: SandboxSettings) -> RunRequest:
+def compile_request(toolchain: Toolchain, settings: SandboxSettings,
+                    flags: Tuple[str, ...] = ()) -> RunRequest:
+    """`flags`: the problem type's, after the toolchain's own (none for Python)."""
     return RunRequest(kind=Kind.COMPILE,
-                      argv=toolchain.compile_argv,
+                      argv=toolchain.compile_argv + (flags if toolchain.artifact else ()),
                       workdir=COMPILE_DIR,
                       cpu_ms=COMPILE_SECONDS * 1000,
                       wall_ms=COMPILE_SECONDS * 1000,

@@ -5,9 +5,10 @@ or AC by comparison. JE is decided by the caller (the run did not happen).
 """
 import dataclasses
 import math
-from typing import Optional, Pattern
+from typing import Optional, Pattern, Tuple
 
-from sandbox.compare import outputs_match
+from sandbox.compare import compare_tokens, outputs_match
+from sandbox.job import Comparison
 from sandbox.languages import Toolchain
 from sandbox.protocol import RunResponse
 from sandbox.results import CaseResult, Status
@@ -54,22 +55,30 @@ def exit_code_of(run: RunResponse) -> int:
     return -run.signal if run.signal else run.exit_code
 
 
-def status_of(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: bytes) -> Status:
+def status_of(run: RunResponse,
+              limits: Limits,
+              toolchain: Toolchain,
+              expected: bytes,
+              comparison: Comparison = Comparison.LINES) -> Tuple[Status, str]:
+    """The verdict, and the comparison's note on a wrong answer ('' by lines)."""
     cpu_ms = run.cpu_us / 1000
     # Measured facts only: a SIGXCPU or SIGXFSZ the program raised itself
     # chooses nothing (the real ones come after the time or output is over).
     if (run.cpu_timeout or run.wall_timeout or cpu_ms > limits.time_ms
             or run.wall_us / 1000 > limits.wall_ms):
-        return Status.TLE
+        return Status.TLE, ''
     failed = run.signal != 0 or run.exit_code != 0
     if (run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills > 0
             or (failed and _died_of_failed_allocation(run, toolchain))):
-        return Status.MLE
+        return Status.MLE, ''
     if run.out_size > limits.output_bytes or run.err_size > limits.output_bytes:
-        return Status.OLE
+        return Status.OLE, ''
     if failed:
-        return Status.RE
-    return Status.AC if outputs_match(run.stdout, expected) else Status.WA
+        return Status.RE, ''
+    if comparison is Comparison.TOKENS:
+        equal, note = compare_tokens(run.stdout, expected)
+        return (Status.AC, '') if equal else (Status.WA, note)
+    return (Status.AC if outputs_match(run.stdout, expected) else Status.WA), ''
 
 
 def _died_of_failed_allocation(run: RunResponse, toolchain: Toolchain) -> bool:
@@ -92,9 +101,13 @@ def report_text(data: bytes, limit: int) -> str:
     return data[:limit].decode('utf-8', errors='replace')
 
 
-def case_result(run: RunResponse, limits: Limits, toolchain: Toolchain, expected: bytes,
-                report_limit: int) -> CaseResult:
-    status = status_of(run, limits, toolchain, expected)
+def case_result(run: RunResponse,
+                limits: Limits,
+                toolchain: Toolchain,
+                expected: bytes,
+                report_limit: int,
+                comparison: Comparison = Comparison.LINES) -> CaseResult:
+    status, note = status_of(run, limits, toolchain, expected, comparison)
     exec_time_ms = round(run.cpu_us / 1000)
     if status is Status.TLE:
         # Above the limit, always: a TLE never reads as a time within it.
@@ -104,4 +117,5 @@ def case_result(run: RunResponse, limits: Limits, toolchain: Toolchain, expected
                       exec_time_ms=exec_time_ms,
                       memory_kb=run.maxrss_kb,
                       stdout=report_text(run.stdout, report_limit),
-                      stderr=report_text(run.stderr, report_limit))
+                      stderr=report_text(run.stderr, report_limit),
+                      note=note)

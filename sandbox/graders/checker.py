@@ -10,15 +10,22 @@ crash (a Python checker's uncaught exception included), or a checker over
 its own limits is JE: the judge's failure, never the student's. Its first
 line of output (stderr, where testlib writes, else stdout) is the verdict's
 message.
+
+A standard-io@1 checker (SIO2's convention, `CheckerConvention.SIO2`) always
+exits 0 and says its verdict on stdout: `OK` or `WRONG` on the first line,
+an optional comment on the second (the case's note), an optional
+percentage (0 to 100) on the third, which an OK earns of the case. Any
+other status, a bad first line or a bad percentage is a broken checker: JE.
 """
 import dataclasses
+import re
 import uuid
-from typing import Tuple
+from typing import Optional, Tuple
 
 from sandbox.engine import Want, stager
 from sandbox.faults import disk_fault
 from sandbox.graders.standard import StandardGrader
-from sandbox.job import CASE_FOLDER, CaseSpec, Role
+from sandbox.job import CASE_FOLDER, CaseSpec, CheckerConvention, Role
 from sandbox.job_state import problem_key
 from sandbox.languages import Toolchain
 from sandbox.protocol import Kind, RunRequest, RunResponse
@@ -91,16 +98,10 @@ def checker_verdict(run: RunResponse,
                     role: str = 'checker') -> Tuple[Status, str]:
     """AC, WA or JE, and the message that says why. `role`: what the run
     was, 'checker' or 'interactor' (the same convention judges both)."""
-    if (run.cpu_timeout or run.wall_timeout or run.cpu_us > limits.time_ms * 1000
-            or run.wall_us > limits.wall_ms * 1000):
-        return Status.JE, f'the {role} ran out of time ({limits.time_ms} ms)'
-    if run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills:
-        return Status.JE, f'the {role} ran out of memory ({limits.memory_kb // 1024} MiB)'
-    if run.out_size > limits.output_bytes or run.err_size > limits.output_bytes:
-        return Status.JE, f'the {role} wrote more than {limits.output_bytes} bytes'
+    failed = _failed_on_its_own(run, limits, role)
+    if failed is not None:
+        return Status.JE, failed
     message = _first_line(run.stderr) or _first_line(run.stdout)
-    if run.signal:
-        return Status.JE, f'the {role} was killed by signal {run.signal}'
     if run.exit_code == 0:
         return Status.AC, message
     if run.exit_code == 1:
@@ -112,17 +113,58 @@ def checker_verdict(run: RunResponse,
     return Status.JE, f'the {role} exited with {run.exit_code}'
 
 
+def sio2_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, str, int]:
+    """AC (with the percentage it earns), WA or JE, and the comment."""
+    failed = _failed_on_its_own(run, limits, 'checker')
+    if failed is not None:
+        return Status.JE, failed, 0
+    if run.exit_code != 0:
+        return Status.JE, f'the checker is broken: it exited with {run.exit_code}', 0
+    lines = run.stdout.decode('utf-8', errors='replace').split('\n', 3)[:3]
+    first = lines[0].strip()
+    if first not in ('OK', 'WRONG'):
+        return Status.JE, f'the checker is broken: its first line is {first[:40]!r}', 0
+    note = lines[1].strip()[:MESSAGE_CHARS] if len(lines) > 1 else ''
+    percent = 100
+    if len(lines) > 2 and lines[2].strip():
+        word = lines[2].strip()
+        if not _PERCENT.fullmatch(word) or int(word) > 100:
+            return Status.JE, f'the checker is broken: {word[:40]!r} is not a percentage', 0
+        percent = int(word)
+    return (Status.AC, note, percent) if first == 'OK' else (Status.WA, note, 0)
+
+
+_PERCENT = re.compile(r'[0-9]{1,3}')
+
+
+def _failed_on_its_own(run: RunResponse, limits: CheckerLimits, role: str) -> Optional[str]:
+    """Why a checker's (or interactor's) run says nothing of the output:
+    out of its limits, or killed."""
+    if (run.cpu_timeout or run.wall_timeout or run.cpu_us > limits.time_ms * 1000
+            or run.wall_us > limits.wall_ms * 1000):
+        return f'the {role} ran out of time ({limits.time_ms} ms)'
+    if run.mem_exceeded or run.maxrss_kb > limits.memory_kb or run.oom_kills:
+        return f'the {role} ran out of memory ({limits.memory_kb // 1024} MiB)'
+    if run.out_size > limits.output_bytes or run.err_size > limits.output_bytes:
+        return f'the {role} wrote more than {limits.output_bytes} bytes'
+    if run.signal:
+        return f'the {role} was killed by signal {run.signal}'
+    return None
+
+
 def checked_result(program: CaseResult,
                    status: Status,
                    message: str,
-                   role: str = 'checker') -> CaseResult:
+                   role: str = 'checker',
+                   percent: int = 100) -> CaseResult:
     """The case as the checker (or the interactor) judged it: the program's
     own measurements and outputs, its stderr after the judging program's
-    message (first, so that a report shortened to fit keeps it)."""
+    message (first, so that a report shortened to fit keeps it), which is
+    also the case's note."""
     if status is Status.JE:
         return CaseResult.judge_error(f'{role}: {message}')
     stderr = f'{role}: {message}\n{program.stderr}' if message else program.stderr
-    return dataclasses.replace(program, status=status, stderr=stderr)
+    return dataclasses.replace(program, status=status, stderr=stderr, note=message, percent=percent)
 
 
 def stops_for_the_job(message: str) -> bool:
@@ -173,15 +215,18 @@ class CheckerGrader(StandardGrader):
         want = Want(problem_key(self.state.job.key, Role.CHECKER),
                     self._context.images[built.language.toolchain.image_kind], stager(built.folder))
         request = checker_request(built.language.toolchain, limits)
+        if self.state.job.judging.checker is CheckerConvention.SIO2:
+            judge = lambda checked, _: sio2_verdict(checked, limits)
+        else:
+            judge = lambda checked, _: checker_verdict(checked, limits) + (100, )
         output = self._context.scratch / f'output-{uuid.uuid4().hex}'
         files = {INPUT: case.input_path, OUTPUT: output, ANSWER: case.answer_path}
         try:
             output.write_bytes(run.stdout)  # bounded by the output limit
             output.chmod(0o444)
-            status, message = self._engine.retried(
-                lambda: self._engine.run(want, request, None, lambda checked, _: checker_verdict(
-                    checked, limits), files), lambda exc:
-                (Status.JE, f'sandbox failure: {self._context.diagnose(built.language, exc)}'))
+            status, message, percent = self._engine.retried(
+                lambda: self._engine.run(want, request, None, judge, files), lambda exc:
+                (Status.JE, f'sandbox failure: {self._context.diagnose(built.language, exc)}', 0))
         except OSError as exc:
             raise disk_fault(exc, 'the sandbox folder') or exc
         finally:
@@ -189,4 +234,4 @@ class CheckerGrader(StandardGrader):
         if status is Status.JE and stops_for_the_job(message):
             # It would cost its limits again on every later case of the job.
             self.state.stop_problem_program(message)
-        return checked_result(program, status, message)
+        return checked_result(program, status, message, percent=percent)

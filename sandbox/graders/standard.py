@@ -44,7 +44,8 @@ class StandardGrader(Grader):
 
         def judged(run: RunResponse, _) -> CaseResult:
             runs.append(run)
-            return case_result(run, limits, toolchain, expected, self._settings.report_limit)
+            return case_result(run, limits, toolchain, expected, self._settings.report_limit,
+                               self.state.job.judging.comparison)
 
         def once(request: RunRequest = request) -> CaseResult:
             return self._engine.run(self._program_want(), request, case.input_path, judged)

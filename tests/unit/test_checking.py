@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from sandbox.graders.checker import (CHECKER_OUTPUT_BYTES, CheckerLimits, checked_result,
-                                     checker_verdict)
+from sandbox.graders.checker import (sio2_verdict, CHECKER_OUTPUT_BYTES, CheckerLimits,
+                                     checked_result, checker_verdict)
 from sandbox.results import CaseResult, Status
 from tests.unit.fakes import ended_run
 
@@ -74,7 +74,8 @@ def test_the_checkers_message_comes_before_the_programs_stderr():
     judged = checked_result(program, Status.AC, '3 + 4 = 7')
     assert judged == dataclasses.replace(program,
                                          status=Status.AC,
-                                         stderr='checker: 3 + 4 = 7\ndebug line')
+                                         stderr='checker: 3 + 4 = 7\ndebug line',
+                                         note='3 + 4 = 7')
     assert checked_result(program, Status.WA, '').stderr == 'debug line'
 
 
@@ -124,3 +125,53 @@ def test_a_checker_out_of_its_limits_is_not_run_again_for_the_jobs_later_cases(t
     # A new generation (compiled again) would run it again.
     grader_of(CheckerGrader, engine, tmp_path, problem_program=Role.CHECKER).grade(case)
     assert [key for key, _ in engine.asked] == ['j', 'j/checker', 'j', 'j/checker']
+
+
+@pytest.mark.parametrize('stdout, verdict', [
+    (b'OK\n', (Status.AC, '', 100)),
+    (b'OK', (Status.AC, '', 100)),
+    (b'OK\nclose enough\n40\n', (Status.AC, 'close enough', 40)),
+    (b'OK\r\nfine\r\n', (Status.AC, 'fine', 100)),
+    (b'WRONG\nline 3 is off\n80', (Status.WA, 'line 3 is off', 0)),
+])
+def test_an_sio2_checker_says_ok_or_wrong_a_comment_and_a_percentage(stdout, verdict):
+    assert sio2_verdict(dataclasses.replace(ENDED, stdout=stdout, exit_code=0), LIMITS) == verdict
+
+
+@pytest.mark.parametrize('change', [
+    {
+        'exit_code': 1,
+        'stdout': b'OK\n'
+    },
+    {
+        'stdout': b''
+    },
+    {
+        'stdout': b'ok\n'
+    },
+    {
+        'stdout': b'ACCEPTED\n'
+    },
+    {
+        'stdout': b'OK\n\n101\n'
+    },
+    {
+        'stdout': b'OK\n\n-1\n'
+    },
+    {
+        'stdout': b'OK\n\n50%\n'
+    },
+    {
+        'signal': 9,
+        'stdout': b'OK\n'
+    },
+    {
+        'cpu_timeout': True,
+        'stdout': b'OK\n'
+    },
+])
+def test_a_broken_sio2_checker_is_a_judge_error(change):
+    run = dataclasses.replace(ENDED, **dict({'exit_code': 0}, **change))
+    status, message, percent = sio2_verdict(run, LIMITS)
+    assert (status, percent) == (Status.JE, 0)
+    assert 'checker' in message

@@ -1,8 +1,7 @@
 import pytest
 
 from standard_io.admission import MAX_SOURCE_BYTES, Refusal, admit
-from standard_io.checker import parse_answer
-from standard_io.compare import compare_tokens
+from sandbox.compare import compare_tokens
 from standard_io.config import load
 from standard_io.errors import NotJudgeable
 from standard_io.package import Test, entry_name_ok, judging_order, program_source
@@ -158,25 +157,6 @@ def test_admission_checks_in_the_contracts_order():
     assert admit(config, 'python', 'MAIN.PY', MAX_SOURCE_BYTES).id == 'python3'
     assert admit(load(EXAMPLE_WITH_LANGUAGES.replace(b'python3', b'cpp')), 'cpp17-gcc', 'a.cc',
                  1).id == 'cpp17-gcc'
-
-
-def test_checker_answers():
-    assert parse_answer(0, b'OK\n') == parse_answer(0, b'OK') == parse_answer(0, b'OK\n\n')
-    answer = parse_answer(0, b'OK\nclose enough\n40\n')
-    assert (answer.ok, answer.note, answer.percent) == (True, 'close enough', 40)
-    assert parse_answer(0, b'OK\n').percent == 100
-    wrong = parse_answer(0, b'WRONG\nline 3 is off\n80')
-    assert (wrong.ok, wrong.note, wrong.percent) == (False, 'line 3 is off', 0)
-    assert parse_answer(0, b'OK\r\nfine\r\n').note == 'fine'
-
-
-@pytest.mark.parametrize('exit_code, stdout', [(1, b'OK\n'), (0, b''), (0, b'ok\n'),
-                                               (0, b'ACCEPTED\n'), (0, b'OK\n\n101\n'),
-                                               (0, b'OK\n\n-1\n'), (0, b'OK\n\n50%\n'),
-                                               (-9, b'OK\n')])
-def test_a_broken_checker_is_not_judgeable(exit_code, stdout):
-    with pytest.raises(NotJudgeable, match='checker is broken'):
-        parse_answer(exit_code, stdout)
 
 
 def test_token_comparison_and_its_notes():

@@ -53,7 +53,7 @@ run = ended_run
         (run(signal=signal.SIGXFSZ, out_size=1025), Status.OLE, CPP),
     ])
 def test_status(measured, expected, toolchain):
-    assert status_of(measured, LIMITS, toolchain, b'3\n') is expected
+    assert status_of(measured, LIMITS, toolchain, b'3\n')[0] is expected
 
 
 @pytest.mark.parametrize('measured, expected', [
@@ -63,7 +63,7 @@ def test_status(measured, expected, toolchain):
     (run(exit_code=1, stdout=b'4\n'), Status.RE),
 ])
 def test_precedence(measured, expected):
-    assert status_of(measured, LIMITS, CPP, b'3\n') is expected
+    assert status_of(measured, LIMITS, CPP, b'3\n')[0] is expected
 
 
 def test_case_result_reports_signal_as_negative_exit_code_and_truncates_text():
