@@ -11,7 +11,7 @@ from dispatcher.generation import CaseStep, CompileStep, Generation, Step
 from dispatcher.job import Job, check_job
 from sandbox.job import CaseSpec
 from sandbox.results import CaseResult, CompileResult, Status
-from sandbox.faults import HostFault
+from sandbox.faults import Cancelled, HostFault
 from sandbox.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
@@ -141,6 +141,28 @@ class Dispatcher:
             log.info('job %s: new generation supersedes %r', job.job_id, older)
             self._release(older, release_key)
         return older is not None
+
+    def cancel(self, job_id: str) -> bool:
+        """Stop judging the live generation of `job_id` at once (the backend
+        took it back): its unstarted steps are dropped, its runs in progress
+        killed, and it is never reported. False when it has none."""
+        with self._lock:
+            gen = self._current.pop(job_id, None)
+            if gen is None:
+                return False
+            gen.retire()
+            # Its folder goes as a superseded generation's does: nothing
+            # reports it, so nothing else would remove it.
+            gen.superseded = True
+            release_key = gen.take_sandbox_release()
+            self._lock.notify_all()
+        log.info('job %s: cancelled; its runs are stopped', job_id)
+        try:
+            self._sandbox.cancel(gen.key)
+        except Exception:
+            log.exception('job %s: stopping its runs failed', job_id)
+        self._release(gen, release_key)
+        return True
 
     def stop_accepting(self) -> None:
         """Latch: from now on no job that has not started will start; started jobs
@@ -330,6 +352,8 @@ class Dispatcher:
             return compiled
         except HostFault:
             raise
+        except Cancelled:
+            return CompileResult(Status.JE, 'cancelled')  # nobody's: the generation is retired
         except Exception as exc:
             log.exception('job %s: compile failed in the judge', gen.job_id)
             return CompileResult(Status.JE, f'judge error during compile ({type(exc).__name__})')
@@ -347,6 +371,8 @@ class Dispatcher:
             return result
         except HostFault:
             raise
+        except Cancelled:
+            return CaseResult.judge_error('cancelled')  # nobody's: the generation is retired
         except Exception as exc:
             log.exception('job %s: task %d case %d failed in the judge', gen.job_id, task, case)
             return CaseResult.judge_error(f'judge error ({type(exc).__name__})')

@@ -160,6 +160,9 @@ class MeteredSandbox(Sandbox):
         finally:
             CASE_SECONDS.labels(job.language.name).observe(self._clock() - started)
 
+    def cancel(self, job_key: str) -> None:
+        self._inner.cancel(job_key)
+
     def release(self, job_key: str) -> None:
         self._inner.release(job_key)
 

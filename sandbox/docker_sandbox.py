@@ -13,7 +13,7 @@ import pathlib
 import shutil
 import threading
 import time
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import docker
 import docker.errors
@@ -189,12 +189,16 @@ class DockerSandbox:
             return CaseResult.judge_error('the job was not compiled')
         return grader.grade(case)
 
+    def cancel(self, job_key: str) -> None:
+        self._engine.cancel(_keys_of(job_key))
+
     def release(self, job_key: str) -> None:
         with self._lock:
             self._graders.pop(job_key, None)
-        for key in (job_key, ) + tuple(problem_key(job_key, role) for role in Role):
+        for key in _keys_of(job_key):
             self._pool.release(key)
             shutil.rmtree(self._folder(key), ignore_errors=True)
+        self._engine.forget(_keys_of(job_key))
 
     def self_test(self,
                   language: Language = Language.C,
@@ -235,3 +239,8 @@ class DockerSandbox:
             if problem is not None:
                 raise HostFault(FaultKind.ENGINE, f'sandboxes fail on this host: {problem}')
         return str(exc)
+
+
+def _keys_of(job_key: str) -> Tuple[str, ...]:
+    """The job's own key and its checker's and interactor's."""
+    return (job_key, ) + tuple(problem_key(job_key, role) for role in Role)

@@ -15,10 +15,10 @@ import logging
 import pathlib
 import queue
 import threading
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from sandbox.container import SandboxBroken, SandboxContainer
-from sandbox.faults import disk_fault
+from sandbox.faults import Cancelled, disk_fault
 from sandbox.protocol import RunRequest, RunResponse, SupervisorFailure
 
 log = logging.getLogger(__name__)
@@ -56,6 +56,26 @@ class RunEngine:
         self._lock = threading.Lock()
         self._running = 0  # runs holding a core (not those waiting for one)
         self._warned_landlock = False
+        self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
+
+    def cancel(self, job_keys: Sequence[str]) -> None:
+        """No run of these jobs starts from now on, and runs in progress are
+        killed: each ends in Cancelled, which is never tried again."""
+        with self._lock:
+            self._cancelled.update(job_keys)
+        for key in job_keys:
+            self._pool.abort_runs(key)
+
+    def forget(self, job_keys: Sequence[str]) -> None:
+        """The jobs are released: their keys are never used again."""
+        with self._lock:
+            self._cancelled.difference_update(job_keys)
+
+    def _check_cancelled(self, wants: Sequence[Want]) -> None:
+        with self._lock:
+            cancelled = any(want.job_key in self._cancelled for want in wants)
+        if cancelled:
+            raise Cancelled('the job was cancelled')
 
     def runs_in_progress(self) -> int:
         """Runs holding a core now; those waiting for one are not counted."""
@@ -80,12 +100,14 @@ class RunEngine:
             files: Files = None) -> T:
         """One run of `request` in a container of `want`, `finish`ed there (a
         compile leaves its program in the container it ran in)."""
+        self._check_cancelled([want])
         container, = self._containers_and_core([want])
         try:
             with self._on_a_core():
                 run = container.run(request, stdin, files)
         except BaseException:
             self._pool.give_back(container, broken=container.broken)
+            self._check_cancelled([want])  # killed because it was: not tried again
             raise
         try:
             self._ran(request, run, container)
@@ -100,14 +122,19 @@ class RunEngine:
         `fifos`, on one core: the two take turns (each waits while the other
         thinks), and a pair that took two cores one after the other could wait
         for the second while another pair holds it."""
+        self._check_cancelled(wants)
         with self._pairs:
             containers = self._containers_and_core(list(wants))
             try:
                 with self._on_a_core():
                     runs = self._both(containers, requests, files, fifos)
-            finally:
+            except BaseException:
                 for container in containers:
                     self._pool.give_back(container, broken=container.broken)
+                self._check_cancelled(wants)
+                raise
+            for container in containers:
+                self._pool.give_back(container, broken=container.broken)
         for request, run, container in zip(requests, runs, containers):
             self._ran(request, run, container)
         return runs[0], runs[1]

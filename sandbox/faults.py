@@ -13,6 +13,11 @@ class FaultKind(str, enum.Enum):
     MEMORY = 'memory'  # a memoryLimit the host's sandboxes cannot give
 
 
+class Cancelled(Exception):
+    """The job was cancelled while this run was due or in progress (the
+    backend took it back): nobody's failure, and nothing of it is reported."""
+
+
 class HostFault(Exception):
     """The host cannot judge now: a fault of the judge host, never of the
     submission nor of the job. Whatever it touched goes back to the queue

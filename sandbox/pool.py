@@ -231,6 +231,17 @@ class SandboxPool:
         for record in idle:
             self._put_back(record)  # never raises: a container it cannot reset is doomed
 
+    def abort_runs(self, job_key: str) -> None:
+        """Kill the job's containers that are in a run now (from any
+        thread); they are thrown away when given back."""
+        with self._cond:
+            running = [
+                record.container for record in self._records.values()
+                if record.job == job_key and record.state is _State.IN_RUN
+            ]
+        for container in running:
+            container.abort()
+
     def _obtain(self, job_key: str, image: str,
                 engine_work: bool) -> Optional[Tuple[SandboxContainer, bool]]:
         """A container of `image` assigned to `job_key` and counted in a run,

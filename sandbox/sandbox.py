@@ -25,6 +25,13 @@ class Sandbox(Protocol):
         """Judge one case; `compile(job)` must have returned an ok result first."""
         ...
 
+    def cancel(self, job_key: str) -> None:
+        """Stop judging that job generation now (the backend took it back):
+        its runs in progress are killed and no more start; a call of it
+        still under way raises Cancelled (sandbox/faults.py). Release it
+        as ever once no call is running."""
+        ...
+
     def release(self, job_key: str) -> None:
         """Free every sandbox and artifact of that job generation. Idempotent."""
         ...

@@ -131,6 +131,11 @@ class FakeSandbox(Sandbox):
         answer = self._call(label, stage, job.key, is_case=True)
         return answer if answer is not None else ok_case(label, *stage)
 
+    def cancel(self, job_key: str) -> None:
+        with self._cond:
+            self.calls.append(('cancel', None, None, job_key))
+            self._cond.notify_all()
+
     def release(self, job_key: str) -> None:
         with self._cond:
             self.calls.append(('release', None, None, job_key))

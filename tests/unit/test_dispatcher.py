@@ -613,3 +613,24 @@ def test_a_paused_dispatcher_starts_nothing_until_it_resumes(make_dispatcher):
     dispatcher.resume()
     job, tasks = completions.next()
     assert job.job_id == 'jb_waiting' and statuses(tasks) == [['AC']]
+
+
+def test_a_cancelled_job_stops_at_once_and_is_never_reported(make_dispatcher):
+    fake = FakeSandbox()
+    fake.hold('a', (0, 0))
+    dispatcher, completions = make_dispatcher(fake)
+    dispatcher.handle(make_job('a', cases=(3, )))
+    fake.wait_entered('a', (0, 0))
+    key = fake.key_of('a')
+
+    assert dispatcher.cancel('jb_a') is True
+    # The sandbox is told while the run is still going (that is what stops
+    # it); released only once the call has come back.
+    assert [c[0] for c in fake.calls if c[3] == key][-1] == 'cancel'
+    assert key not in fake.released_keys()
+    fake.let_go('a', (0, 0))
+    fake.wait_for(lambda f: key in f.released_keys())
+    stop_and_join(dispatcher)
+    assert completions.results.empty()
+    assert fake.calls_of('a', 'run') == [('run', 'a', (0, 0), key)]  # nothing more of it ran
+    assert dispatcher.cancel('jb_a') is False
