@@ -142,14 +142,18 @@ class Dispatcher:
             self._release(older, release_key)
         return older is not None
 
-    def cancel(self, job_id: str) -> bool:
-        """Stop judging the live generation of `job_id` at once (the backend
-        took it back): its unstarted steps are dropped, its runs in progress
-        killed, and it is never reported. False when it has none."""
+    def cancel(self, job: Job) -> bool:
+        """Stop judging `job` at once (the backend took it back): its
+        unstarted steps are dropped, its runs in progress killed, and it is
+        never reported. False when it is not the live generation of its job
+        id (done already, or a newer claim of the same job took its place,
+        which is left alone)."""
+        job_id = job.job_id
         with self._lock:
-            gen = self._current.pop(job_id, None)
-            if gen is None:
+            gen = self._current.get(job_id)
+            if gen is None or gen.job is not job:
                 return False
+            del self._current[job_id]
             gen.retire()
             # Its folder goes as a superseded generation's does: nothing
             # reports it, so nothing else would remove it.

@@ -45,7 +45,8 @@ class Setting:
     help: str
     secret: bool = False
     echo: bool = True
-    required: bool = False
+    # Or a function of the settings read before it (one protocol's only).
+    required: Union[bool, Callable[['Defaults'], bool]] = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,6 +193,16 @@ def _log_level(raw: str) -> str:
     return value
 
 
+PROTOCOLS = ('noj', 'algojudge')
+
+
+def _protocol(raw: str) -> str:
+    value = raw.lower()
+    if value not in PROTOCOLS:
+        raise ValueError(f'must be one of {", ".join(PROTOCOLS)}')
+    return value
+
+
 def _log_format(raw: str) -> str:
     value = raw.lower()
     if value not in LOG_FORMATS:
@@ -202,17 +213,19 @@ def _log_format(raw: str) -> str:
 @dataclasses.dataclass(frozen=True, repr=False)
 class Settings:
     """Every setting, in `--help` order; each field declares its variable."""
+    backend_protocol: str = _setting('BACKEND_PROTOCOL', 'noj', _protocol,
+                                     'the backend\'s protocol: noj (Normal-OJ) or algojudge')
     backend_url: str = _setting('BACKEND_URL',
                                 'http://web:8080',
                                 _backend_url,
-                                'backend base URL (http or https)',
+                                'backend base URL (http or https; AlgoJudge\'s includes /api/v1)',
                                 echo=False)
     registration_token: str = _setting('RUNNER_REGISTRATION_TOKEN',
                                        None,
                                        _text,
-                                       'shared secret for registration (required)',
+                                       'shared secret for registration (required by noj)',
                                        secret=True,
-                                       required=True)
+                                       required=lambda d: d.earlier['backend_protocol'] == 'noj')
     runner_name: str = _setting('RUNNER_NAME',
                                 lambda d: d.hostname(),
                                 _runner_name,
@@ -236,6 +249,11 @@ class Settings:
                                         'shutdown budget, seconds')
     data_dir: pathlib.Path = _setting('DATA_DIR', './data', pathlib.Path,
                                       'parent of the three folders below')
+    runner_key_file: pathlib.Path = _setting(
+        'RUNNER_KEY_FILE', _below_data_dir('runner.key'), pathlib.Path,
+        'algojudge: the runner\'s Ed25519 key, made on first start (default: DATA_DIR/runner.key)')
+    lease_sec: int = _setting('LEASE_SEC', '600', _bounded_int(1, 3600),
+                              'algojudge: the lease asked for each claim, seconds')
     testdata_root: pathlib.Path = _setting('TESTDATA_ROOT', _below_data_dir('testdata'),
                                            pathlib.Path,
                                            'testdata cache (default: DATA_DIR/testdata)')
@@ -344,7 +362,8 @@ def _read(setting: Setting, environ: Mapping[str, str], defaults: Defaults) -> A
     """One variable, parsed; every error names it and never shows a secret."""
     raw = environ.get(setting.variable, '').strip() or None
     if raw is None:
-        if setting.required:
+        required = setting.required(defaults) if callable(setting.required) else setting.required
+        if required:
             raise ConfigError(f'{setting.variable} is required and must not be empty')
         raw = setting.default(defaults) if callable(setting.default) else setting.default
         if raw is None:

@@ -12,6 +12,16 @@ import requests.exceptions
 from dispatcher.dispatcher import Dispatcher
 from runner import metrics
 from runner.active_jobs import ActiveJobs
+from dispatcher.job import Job
+from runner.backend.algojudge import identity
+from runner.backend.algojudge import reports as algojudge_reports
+from runner.backend.algojudge.claimer import Claimer
+from runner.backend.algojudge.client import AlgoJudgeClient
+from runner.backend.algojudge.enrolment import EnrolmentRefused, Revoked, enrol
+from runner.backend.algojudge.held import Held, HeldJobs
+from runner.backend.algojudge.lease_keeper import LeaseKeeper
+from runner.backend.algojudge import preparation as algojudge_preparation
+from runner.backend.algojudge.reporter import Release, Reporter
 from runner.backend.noj.client import BackendClient
 from runner.backend.noj.inbound import Registration
 from runner.backend.noj.outbound import AbortReason
@@ -101,6 +111,9 @@ class _Parts:
     poller: Poller
     heartbeat: Heartbeat
     health: HostHealth
+    # An unstarted job going back to the backend (the drain's, a host
+    # fault's), the protocol's own way; enqueue only.
+    hand_back: Callable[[Job], None]
 
     def start(self) -> None:
         for _, part in self.threads():
@@ -134,6 +147,8 @@ class Daemon:
         log.info('sandbox folder: %s', sandbox.home)
         try:
             self._serve_status()
+            if self._settings.backend_protocol == 'algojudge':
+                return self._run_algojudge(sandbox)
             try:
                 registration = self._register()
             except RegistrationRefused:
@@ -200,6 +215,114 @@ class Daemon:
             return False, f'the host cannot judge now ({fault.kind.value})'
         alive, reason = self._alive()
         return (True, 'ok') if alive else (False, reason)
+
+    def _run_algojudge(self, sandbox: DockerSandbox) -> int:
+        s = self._settings
+        try:
+            key = identity.load_or_create(s.runner_key_file)
+        except identity.KeyFileError as exc:
+            raise StartupError(str(exc)) from None
+        client = AlgoJudgeClient(s.backend_url, key)
+        log.info('joining the AlgoJudge server at %s as %r', s.backend_url, s.runner_name)
+        try:
+            runner_id = enrol(client, s.runner_name, self._stop)
+        except Revoked as exc:
+            log.error('%s: a new key and a new approval are an administrator\'s decision', exc)
+            return ExitCode.IDENTITY_REFUSED
+        except EnrolmentRefused as exc:
+            raise StartupError(f'the AlgoJudge server refused this runner: {exc}') from None
+        if runner_id is None or self._stop.is_set():
+            return ExitCode.OK  # stopped while joining
+        parts = self._parts = self._build_algojudge(sandbox, client, runner_id)
+        parts.start()
+        log.info('running: up to %d jobs at once, %d sandboxes', s.max_container_number,
+                 s.max_container_number)
+        self._stop.wait()
+        return self._drain(parts)
+
+    def _build_algojudge(self, sandbox: DockerSandbox, client: AlgoJudgeClient,
+                         runner_id: str) -> _Parts:
+        s = self._settings
+        set_runner_id(runner_id)
+        metrics.RUNNER.info({'name': s.runner_name, 'version': VERSION, 'runner_id': runner_id})
+        held = HeldJobs()
+        metrics.LIVE_CLAIMS.set_function(lambda: len(held))
+        metrics.SANDBOXES_MAX.set(s.max_container_number)
+        metrics.SANDBOX_CONTAINERS.set_function(sandbox.containers_alive)
+        metrics.SANDBOXES_BUSY.set_function(sandbox.runs_in_progress)
+        folders = self._folders = JobFolders(s.submission_dir, s.submission_backup_dir,
+                                             sandbox.home.name)
+        folders.start()
+
+        def finalize(h: Held) -> None:
+            job = getattr(h.prepared, 'job', None)
+            if job is not None:
+                folders.remove(job.job_dir)
+
+        reporter = Reporter(client, held, finalize)
+
+        def held_for(job: Job) -> Optional[Held]:
+            return held.find(lambda h: getattr(h.prepared, 'job', None) is job)
+
+        def on_complete(job, results):
+            # Under the dispatcher's lock: it only counts and enqueues.
+            metrics.count_cases(job.language.name, results)
+            h = held_for(job)
+            if h is not None:  # else it was taken back meanwhile: nothing to say
+                reporter.submit(algojudge_reports.judged(h.job_id, h.token, h.prepared, results), h)
+
+        def hand_back(job, fault=None):
+            h = held_for(job)
+            if h is not None:
+                why = 'the runner is stopping' if fault is None else \
+                    f'this host cannot judge: {fault.kind.value}'
+                reporter.submit(Release(h, why))
+
+        def on_lost(h: Held) -> None:
+            # Not this runner's any more: no report, and its runs stop now.
+            if held.remove(h):
+                job = getattr(h.prepared, 'job', None)
+                if job is None or not dispatcher.cancel(job):
+                    finalize(h)
+
+        def on_host_fault(fault):
+            dispatcher.pause()
+            dispatcher.drain_unstarted(hand_back)
+
+        health = HostHealth(lambda: host_problem(sandbox, s),
+                            on_fault=on_host_fault,
+                            on_recover=lambda: dispatcher.resume())
+        dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
+                                on_complete=on_complete,
+                                max_workers=s.max_container_number,
+                                on_superseded=lambda job: folders.remove(job.job_dir),
+                                on_abandon=hand_back,
+                                on_host_fault=health.report,
+                                job_scope=lambda job: about_job(job.job_id, job.submission_id))
+        claim_client = client.sibling()
+        packages = algojudge_preparation.PackageCache(s.testdata_root / 'algojudge', claim_client,
+                                                      make_locks(s.redis_url, s.testdata_root))
+        claimer = Claimer(claim_client,
+                          held,
+                          algojudge_preparation.Preparer(claim_client, packages, folders),
+                          dispatcher,
+                          reporter,
+                          capacity=s.max_container_number,
+                          lease_sec=s.lease_sec,
+                          health=health,
+                          finalize=finalize,
+                          on_not_approved=lambda: self._enrol_again(client))
+        keeper = LeaseKeeper(client, held, lease_sec=s.lease_sec, on_lost=on_lost)
+        return _Parts(held, folders, dispatcher, reporter, claimer, keeper, health, hand_back)
+
+    def _enrol_again(self, client: AlgoJudgeClient) -> None:
+        """From the claimer, which claims nothing meanwhile: approval was
+        withdrawn. Register again to find out; revoked: exit at once."""
+        try:
+            enrol(client, self._settings.runner_name, self._stop)
+        except (Revoked, EnrolmentRefused) as exc:
+            log.error('%s: exiting', exc)
+            self._on_identity_lost()
 
     def _register(self) -> Optional[Registration]:
         """None when a stop came first (even while the request was out)."""
@@ -278,7 +401,8 @@ class Daemon:
                         health=health)
         heartbeat = Heartbeat(client, tracker, config.heartbeat_interval_sec,
                               self._on_identity_lost)
-        return _Parts(tracker, folders, dispatcher, sender, poller, heartbeat, health)
+        return _Parts(tracker, folders, dispatcher, sender, poller, heartbeat, health,
+                      lambda job: sender.submit(AbortReport.for_job(job, AbortReason.DRAIN)))
 
     def _drain(self, parts: _Parts) -> int:
         """After the stop: drain, unless the identity was lost (then exit at once)."""
@@ -296,7 +420,8 @@ class Daemon:
                         sender=parts.sender,
                         heartbeat=parts.heartbeat,
                         claims=lambda: len(parts.tracker),
-                        budget_sec=self._settings.drain_timeout_sec)
+                        budget_sec=self._settings.drain_timeout_sec,
+                        hand_back=parts.hand_back)
         return ExitCode.OK if outcome.clean else ExitCode.DRAIN_INCOMPLETE
 
     def _on_identity_lost(self) -> None:

@@ -22,8 +22,6 @@ from typing import Callable, List, Optional, Protocol
 
 from dispatcher.job import Job
 from runner import metrics
-from runner.backend.noj.outbound import AbortReason
-from runner.reports import AbortReport
 from runner.threads import LoopThread
 
 log = logging.getLogger(__name__)
@@ -76,12 +74,6 @@ class Draining(Stoppable, Protocol):
         ...
 
 
-class Reporting(Protocol):
-
-    def submit(self, report) -> None:
-        ...
-
-
 @dataclasses.dataclass
 class DrainOutcome:
     aborted: int = 0
@@ -104,15 +96,19 @@ def drain(*,
           heartbeat: Stoppable,
           claims: Callable[[], int],
           budget_sec: float,
+          hand_back: Callable[[Job], None],
           clock: Callable[[], float] = time.monotonic) -> DrainOutcome:
-    """Run the drain; `sender` is the result sender (submit, stop, join,
-    queued, given_up) and `claims()` counts the live claims left."""
+    """Run the drain; `sender` is the result sender (stop, join, queued,
+    given_up), `claims()` counts the live claims left and `hand_back(job)`
+    queues an unstarted job's return to the backend on the sender (the
+    protocol's own way: an abort, a release)."""
     deadline = Deadline(budget_sec, clock)
     outcome = DrainOutcome()
     progress = DrainProgress(dispatcher, sender, claims, deadline, clock)
     progress.start()
     try:
-        _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline, outcome)
+        _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline, outcome,
+               hand_back)
     finally:
         progress.stop()
         progress.join()
@@ -121,7 +117,7 @@ def drain(*,
 
 
 def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
-           outcome: DrainOutcome) -> None:
+           outcome: DrainOutcome, hand_back: Callable[[Job], None]) -> None:
     given_up_before = sender.given_up
     log.info('drain: started, budget %.0f s', budget_sec)
 
@@ -131,7 +127,7 @@ def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
     if not poller.join(deadline.remaining(cap=POLLER_SHARE_SEC)):
         log.warning('drain: the poller is still busy (a request or a download); going on')
 
-    outcome.aborted += _abort_unstarted(dispatcher, sender)
+    outcome.aborted += _abort_unstarted(dispatcher, hand_back)
 
     reserve = min(REPORT_RESERVE_MAX_SEC, budget_sec * REPORT_RESERVE_FRACTION)
     outcome.in_flight_finished = dispatcher.wait_in_flight(deadline.remaining(keep=reserve))
@@ -140,14 +136,14 @@ def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
     else:
         log.error('drain: started jobs did not finish in time; left to lease expiry')
 
-    outcome.aborted += _abort_unstarted(dispatcher, sender)
+    outcome.aborted += _abort_unstarted(dispatcher, hand_back)
 
     if not poller.join(0):
         # Still busy past its share (a slow step of a prep): its claim must go
         # back through the sender, so give it what remains but the reserve,
         # then look for a late dispatch once more.
         poller.join(deadline.remaining(keep=reserve))
-        outcome.aborted += _abort_unstarted(dispatcher, sender)
+        outcome.aborted += _abort_unstarted(dispatcher, hand_back)
 
     dispatcher.stop()
     # Workers still running a case would only eat into the reporting reserve.
@@ -204,11 +200,11 @@ class DrainProgress(LoopThread):
                 log.exception('drain progress failed')
 
 
-def _abort_unstarted(dispatcher: Draining, sender: Reporting) -> int:
+def _abort_unstarted(dispatcher: Draining, hand_back: Callable[[Job], None]) -> int:
 
-    def hand_back(job: Job) -> None:
+    def handed_back(job: Job) -> None:
         log.info('drain: job %s (submission %s) never started; handing it back', job.job_id,
                  job.submission_id)
-        sender.submit(AbortReport.for_job(job, AbortReason.DRAIN))
+        hand_back(job)
 
-    return len(dispatcher.drain_unstarted(hand_back))
+    return len(dispatcher.drain_unstarted(handed_back))

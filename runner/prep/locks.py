@@ -6,7 +6,8 @@ lock) or by its TTL (Redis).
 """
 import logging
 import pathlib
-from typing import Optional, Protocol
+import re
+from typing import Optional, Protocol, Union
 
 import filelock
 import redis
@@ -33,8 +34,21 @@ class CacheLock(Protocol):
 
 class Locks(Protocol):
 
-    def lock(self, problem_id: int) -> CacheLock:
-        """A new lock object for one problem's cache (not yet acquired)."""
+    def lock(self, key: Union[int, str]) -> CacheLock:
+        """A new lock object for one cache entry (not yet acquired): a
+        problem's testdata (its id) or a package (its SHA-256)."""
+
+
+_SHA256 = re.compile(r'[0-9a-f]{64}')
+
+
+def _name(key: Union[int, str]) -> str:
+    """A lock's name: it becomes a file name, so nothing but digits or hex."""
+    if isinstance(key, str):
+        if not _SHA256.fullmatch(key):
+            raise ValueError('a lock key is a problem id or a SHA-256')
+        return key
+    return str(int(key))
 
 
 class FileLocks:
@@ -42,9 +56,9 @@ class FileLocks:
     def __init__(self, root: pathlib.Path):
         self._root = pathlib.Path(root)
 
-    def lock(self, problem_id: int) -> CacheLock:
+    def lock(self, key: Union[int, str]) -> CacheLock:
         self._root.mkdir(parents=True, exist_ok=True)
-        return _FileLock(self._root / f'{int(problem_id)}.lock')
+        return _FileLock(self._root / f'{_name(key)}.lock')
 
     def __repr__(self) -> str:
         return f'FileLocks({str(self._root)!r})'
@@ -81,8 +95,8 @@ class RedisLocks:
                                  socket_timeout=REDIS_SOCKET_TIMEOUT_SEC,
                                  socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SEC))
 
-    def lock(self, problem_id: int) -> CacheLock:
-        return _RedisLock(self._client, f'runner:testdata-lock:{int(problem_id)}', self._ttl_sec)
+    def lock(self, key: Union[int, str]) -> CacheLock:
+        return _RedisLock(self._client, f'runner:testdata-lock:{_name(key)}', self._ttl_sec)
 
     def __repr__(self) -> str:
         return 'RedisLocks()'  # the URL may carry a password

@@ -16,7 +16,7 @@ import stat
 import struct
 import zipfile
 import zlib
-from typing import BinaryIO, List, Tuple, Union
+from typing import BinaryIO, Callable, List, Tuple, Union
 
 from sandbox.languages import Language
 
@@ -78,6 +78,34 @@ def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path, max_total_bytes
             dest = dest_dir.joinpath(*parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
             budget -= _copy_member(archive, info, dest, budget, what)
+
+
+def extract_package(path: pathlib.Path, dest_dir: pathlib.Path, *, name_ok: Callable[[str], bool],
+                    max_entry_bytes: int, max_total_bytes: int, max_expansion: int) -> List[str]:
+    """Writes every file of a problem package into `dest_dir` (which must
+    not exist yet) and returns their names. Beyond the rules of every zip:
+    each name must pass `name_ok`, an entry expands to at most
+    `max_entry_bytes`, and all of them to at most `max_total_bytes` and
+    `max_expansion` times the zip's own size."""
+    what = 'package'
+    budget = min(max_total_bytes, max_expansion * max(1, path.stat().st_size))
+    with open(path, 'rb') as raw, _open(raw, what) as archive:
+        files = _checked_files(archive, what)
+        for info, parts in files:
+            if not name_ok(info.filename):
+                raise ZipRejected(f'{what}: the entry name {_show(info.filename)} holds a '
+                                  'character other than A-Z a-z 0-9 . _ / -')
+        dest_dir.mkdir()
+        names = []
+        for info, parts in files:
+            dest = dest_dir.joinpath(*parts)
+            try:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise ZipRejected(f'{what}: {_show(info.filename)} is below a file') from None
+            budget -= _copy_member(archive, info, dest, min(budget, max_entry_bytes), what)
+            names.append('/'.join(parts))
+        return names
 
 
 def _open(stream: BinaryIO, what: str) -> zipfile.ZipFile:

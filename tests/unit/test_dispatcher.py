@@ -619,11 +619,13 @@ def test_a_cancelled_job_stops_at_once_and_is_never_reported(make_dispatcher):
     fake = FakeSandbox()
     fake.hold('a', (0, 0))
     dispatcher, completions = make_dispatcher(fake)
-    dispatcher.handle(make_job('a', cases=(3, )))
+    job = make_job('a', cases=(3, ))
+    dispatcher.handle(job)
     fake.wait_entered('a', (0, 0))
     key = fake.key_of('a')
 
-    assert dispatcher.cancel('jb_a') is True
+    assert dispatcher.cancel(make_job('a', cases=(3, ))) is False  # not that generation
+    assert dispatcher.cancel(job) is True
     # The sandbox is told while the run is still going (that is what stops
     # it); released only once the call has come back.
     assert [c[0] for c in fake.calls if c[3] == key][-1] == 'cancel'
@@ -633,4 +635,4 @@ def test_a_cancelled_job_stops_at_once_and_is_never_reported(make_dispatcher):
     stop_and_join(dispatcher)
     assert completions.results.empty()
     assert fake.calls_of('a', 'run') == [('run', 'a', (0, 0), key)]  # nothing more of it ran
-    assert dispatcher.cancel('jb_a') is False
+    assert dispatcher.cancel(job) is False

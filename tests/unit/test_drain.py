@@ -104,6 +104,7 @@ def run(world, budget=BUDGET, poller=None, sender=None):
                  heartbeat=Part(world, 'heartbeat'),
                  claims=lambda: world.claims,
                  budget_sec=budget,
+                 hand_back=lambda job: sender.submit(AbortReport.for_job(job, AbortReason.DRAIN)),
                  clock=world.clock)
 
 

@@ -92,6 +92,10 @@ class AlgoJudgeClient:
     def __repr__(self) -> str:
         return f'AlgoJudgeClient({self._base_url!r}, {self._key!r})'
 
+    @property
+    def fingerprint(self) -> str:
+        return self._key.fingerprint
+
     def sibling(self) -> 'AlgoJudgeClient':
         """A client with connections of its own (a stop cuts them alone),
         sharing nothing but the key; it makes its own token when it needs one."""

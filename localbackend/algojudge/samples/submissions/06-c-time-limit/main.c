@@ -1,0 +1,1 @@
+int main(void) { volatile unsigned long i = 0; for (;;) i++; }

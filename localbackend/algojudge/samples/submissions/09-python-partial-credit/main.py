@@ -1,0 +1,2 @@
+import math
+print(f"{math.sqrt(int(input())):.4f}")

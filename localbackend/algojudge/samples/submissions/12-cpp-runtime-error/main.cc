@@ -1,0 +1,2 @@
+#include <cstdio>
+int main() { int *p = nullptr; std::printf("%d\n", *p); }

@@ -1,0 +1,149 @@
+"""The lease keeper: every held claim's lease renewed every quarter of the
+lease its server granted, until its report has landed, and a heartbeat on
+its own timer while nothing is held (docs/algojudge.md §4, §8).
+
+Renewals due together go in one batch call (one per job on an older server
+without the batch route). A renewal that fails (network, 5xx) loses no
+lease: the timer goes on, and two in a row may fail safely. A renewal the
+server refuses as not this runner's any more (stale, foreign, `job.state`,
+an unknown job) is the job's cancel signal: `on_lost` stops judging it at
+once and drops it, with no report. Deadlines are this host's monotonic
+clock from the moment of each renewal: never arithmetic on the server's
+instants.
+"""
+import logging
+import time
+from typing import Callable, List, Optional
+
+from runner.backend.algojudge.client import AlgoJudgeClient, Refused, Unreachable
+from runner.backend.algojudge.held import Held, HeldJobs
+from runner.backend.algojudge.wire import NOT_MINE
+from runner.backend.http_session import BackendError
+from runner.threads import LoopThread
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_SEC = 60.0
+MAX_BATCH = 512
+
+
+class LeaseKeeper(LoopThread):
+
+    def __init__(self,
+                 client: AlgoJudgeClient,
+                 held: HeldJobs,
+                 *,
+                 lease_sec: int,
+                 on_lost: Callable[[Held], None],
+                 on_not_approved: Callable[[], None] = lambda: None,
+                 heartbeat_sec: float = HEARTBEAT_SEC,
+                 clock: Callable[[], float] = time.monotonic):
+        super().__init__('lease-keeper')
+        self._client = client
+        self._held = held
+        self._lease_sec = lease_sec
+        self._on_lost = on_lost
+        self._on_not_approved = on_not_approved
+        self.interval_sec = heartbeat_sec
+        self._clock = clock
+        self._batch = True  # until an older server says it has no batch route
+        self._last_contact: Optional[float] = None
+        self._next_heartbeat = clock()
+
+    def accepted_within(self, seconds: float) -> bool:
+        """The server took a renewal or a heartbeat that recently (/healthz)."""
+        last = self._last_contact
+        return last is not None and self._clock() - last <= seconds
+
+    def _wake(self) -> None:
+        self._held.poke()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._tick()
+            except Exception:
+                log.exception('lease keeper: unexpected error; going on')
+            version = self._held.version
+            self._held.wait(lambda: self._stop.is_set() or self._held.version != version,
+                            self._until_next())
+
+    def _until_next(self) -> float:
+        now = self._clock()
+        due = [h.next_renewal for h in self._held.snapshot()]
+        when = min(due) if due else self._next_heartbeat
+        return max(0.0, when - now)
+
+    def _tick(self) -> None:
+        now = self._clock()
+        held = self._held.snapshot()
+        due = [h for h in held if h.next_renewal <= now]
+        if due:
+            for h in due:
+                # The timer goes on whatever the answer: a failed renewal is
+                # not a lost lease.
+                h.next_renewal = now + h.lease_sec / 4
+            for start in range(0, len(due), MAX_BATCH):
+                self._renew(due[start:start + MAX_BATCH])
+        elif not held and now >= self._next_heartbeat:
+            self._next_heartbeat = now + self.interval_sec
+            try:
+                self._client.heartbeat()
+                self._last_contact = self._clock()
+            except Refused as exc:
+                self._refused(exc, 'heartbeat')
+            except BackendError as exc:
+                log.info('heartbeat failed: %s', exc)
+
+    def _renew(self, due: List[Held]) -> None:
+        if self._batch:
+            try:
+                items = self._client.renew_all([(h.job_id, h.token) for h in due], self._lease_sec)
+            except Refused as exc:
+                if exc.problem.status == 404 and exc.code is None:
+                    log.info('the server has no batch renewal: renewing one job at a time')
+                    self._batch = False
+                else:
+                    self._refused(exc, 'lease renewal')
+                    return
+            except (Unreachable, BackendError) as exc:
+                log.warning('lease renewal of %d job(s) failed: %s; the timer goes on', len(due),
+                            exc)
+                return
+            else:
+                self._last_contact = self._clock()
+                codes = {item.job_id: item.code for item in items}
+                for h in due:
+                    code = codes.get(h.job_id)
+                    if code in NOT_MINE:
+                        self._lost(h, code)
+                    elif code is not None:
+                        log.warning('job %s: lease renewal refused (%s)', h.job_id, code)
+                return
+        for h in due:
+            try:
+                self._client.renew(h.job_id, h.token, self._lease_sec)
+                self._last_contact = self._clock()
+            except Refused as exc:
+                if exc.not_mine:
+                    self._lost(h, exc.code or str(exc.problem.status))
+                else:
+                    self._refused(exc, f'lease renewal of job {h.job_id}')
+            except BackendError as exc:
+                log.warning('job %s: lease renewal failed: %s; the timer goes on', h.job_id, exc)
+
+    def _lost(self, held: Held, code: str) -> None:
+        if not self._held.holds(held):
+            return  # reported or released meanwhile
+        log.info('job %s: no longer this runner\'s (%s): stopping it, nothing is reported',
+                 held.job_id, code)
+        self._on_lost(held)
+
+    def _refused(self, exc: Refused, what: str) -> None:
+        if exc.code == 'runner.notApproved':
+            log.error('%s: this runner is not approved any more; asking the server again', what)
+            self._on_not_approved()
+        elif exc.transient:
+            log.info('%s: the server is away (%s); the timer goes on', what, exc)
+        else:
+            log.error('%s refused: %s', what, exc)

@@ -1,0 +1,246 @@
+"""An AlgoJudge job made ready to judge (docs/algojudge.md §6, §10): its
+package fetched once per checksum and kept, its configuration merged, the
+submission admitted or refused, and its folder laid out as the dispatcher
+takes every job: `src/main.<ext>`, `testdata/TTCC.in|out` (a group is a
+task, its tests the cases, in judging order) and the checker's folder.
+
+What cannot be judged here raises NotJudgeable (an infrastructure failure,
+never a score); a submission refused before its build (PolicyViolation, a
+wrong extension) comes back as a `Prepared` with its refusal and no job.
+"""
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import os
+import pathlib
+import re
+import shutil
+import threading
+import uuid
+from typing import Iterator, Optional, Tuple
+
+from dispatcher.job import MAX_CASES_PER_TASK, MAX_TASKS, Job, TaskMeta, case_file
+from runner.backend.algojudge.client import AlgoJudgeClient, DigestMismatch
+from runner.backend.algojudge.wire import Claimed
+from runner.backend.http_session import Interrupted
+from runner.prep.job_folders import JobFolders
+from runner.prep.locks import Locks
+from runner.prep.zips import ZipRejected, extract_package
+from sandbox.job import CheckerConvention, Comparison, Judging, ProblemProgram, Role
+from standard_io import config as standard_config
+from standard_io import package
+from standard_io.admission import MAX_SOURCE_BYTES, Refusal, admit
+from standard_io.config import Config
+from standard_io.errors import NotJudgeable
+from standard_io.languages import Toolchain, toolchain
+
+log = logging.getLogger(__name__)
+
+MAX_PACKAGE_BYTES = 512 * 1024 * 1024
+DOWNLOAD_DEADLINE_SEC = 600
+LOCK_WAIT_SEC = 900
+LOCK_SLICE_SEC = 1.0
+_NAMES_FILE = 'names.json'  # written last: a package folder without it is not trusted
+_FOLDER_ID = re.compile(r'[A-Za-z0-9_-]{1,64}')
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    config: Config
+    tests: Tuple[package.Test, ...]
+    toolchain: Optional[Toolchain]
+    job: Optional[Job]  # None: refused before a build
+    refusal: Optional[Refusal] = None
+
+
+class PackageCache:
+    """Packages by checksum, below `root`: each fetched once, whatever the
+    jobs and runners preparing it at once (a lock per checksum)."""
+
+    def __init__(self, root: pathlib.Path, client: AlgoJudgeClient, locks: Locks):
+        self._root = pathlib.Path(root)
+        self._client = client
+        self._locks = locks
+
+    def get(self, file_id: str, sha256: str,
+            stop: threading.Event) -> Tuple[pathlib.Path, Tuple[str, ...]]:
+        """The package's folder and its file names."""
+        folder = self._root / sha256
+        with self._held(sha256, stop):
+            names = _read_names(folder)
+            if names is None:
+                names = self._fetch(file_id, sha256, folder, stop)
+        return folder / 'files', names
+
+    def _fetch(self, file_id: str, sha256: str, folder: pathlib.Path,
+               stop: threading.Event) -> Tuple[str, ...]:
+        log.info('downloading package %s', sha256[:12])
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        archive = folder / f'package-{uuid.uuid4().hex[:8]}.zip'
+        try:
+            self._client.download(file_id,
+                                  sha256,
+                                  archive,
+                                  max_bytes=MAX_PACKAGE_BYTES,
+                                  deadline_sec=DOWNLOAD_DEADLINE_SEC,
+                                  stop=stop)
+            names = extract_package(archive,
+                                    folder / 'files',
+                                    name_ok=package.entry_name_ok,
+                                    max_entry_bytes=package.MAX_ENTRY_BYTES,
+                                    max_total_bytes=package.MAX_TOTAL_BYTES,
+                                    max_expansion=package.MAX_EXPANSION)
+        except DigestMismatch:
+            raise NotJudgeable('the package does not match its SHA-256') from None
+        except ZipRejected as exc:
+            raise NotJudgeable(str(exc)) from None
+        finally:
+            archive.unlink(missing_ok=True)
+        if len(names) > package.MAX_ENTRIES:
+            raise NotJudgeable(f'package: more than {package.MAX_ENTRIES} entries')
+        (folder / _NAMES_FILE).write_text(json.dumps(sorted(names)))
+        return tuple(sorted(names))
+
+    @contextlib.contextmanager
+    def _held(self, sha256: str, stop: threading.Event) -> Iterator[None]:
+        lock = self._locks.lock(sha256)
+        waited = 0.0
+        while not lock.acquire(LOCK_SLICE_SEC):
+            waited += LOCK_SLICE_SEC
+            if stop.is_set():
+                raise Interrupted('stopped while waiting for a package\'s lock')
+            if waited >= LOCK_WAIT_SEC:
+                raise NotJudgeable(f'package {sha256[:12]}: its lock was not free within '
+                                   f'{LOCK_WAIT_SEC} s')
+        try:
+            yield
+        finally:
+            lock.release()
+
+
+class Preparer:
+
+    def __init__(self, client: AlgoJudgeClient, packages: PackageCache, folders: JobFolders):
+        self._client = client
+        self._packages = packages
+        self._folders = folders
+
+    def prepare(self, claimed: Claimed, stop: threading.Event) -> Prepared:
+        if claimed.defect is not None:
+            raise NotJudgeable(claimed.defect)
+        files, names = self._packages.get(claimed.package_file_id, claimed.package_sha256, stop)
+        try:
+            config_yml = (files / package.CONFIG_NAME).read_bytes()
+        except FileNotFoundError:
+            raise NotJudgeable(f'package: no {package.CONFIG_NAME}') from None
+        config = standard_config.load(config_yml, claimed.config)
+        if config.interactor is not None:
+            raise NotJudgeable('interactive standard-io@1 problems are not judged by this runner')
+        tests = package.judging_order(names, config)
+        source = claimed.source
+        admitted = admit(config, claimed.language, source.file_name, source.size_bytes)
+        if isinstance(admitted, Refusal):
+            return Prepared(config, tests, None, None, admitted)
+        job_dir = self._folders.create(_folder_id(claimed.job_id))
+        try:
+            job = self._lay_out(claimed, config, tests, admitted, files, names, job_dir, stop)
+        except BaseException:
+            self._folders.remove(job_dir)
+            raise
+        return Prepared(config, tests, admitted, job)
+
+    def _lay_out(self, claimed: Claimed, config: Config, tests: Tuple[package.Test, ...],
+                 chosen: Toolchain, files: pathlib.Path, names: Tuple[str, ...],
+                 job_dir: pathlib.Path, stop: threading.Event) -> Job:
+        src = job_dir / 'src'
+        src.mkdir()
+        main = src / chosen.language.source_name
+        try:
+            size = self._client.download(claimed.source.file_id,
+                                         claimed.source.sha256,
+                                         main,
+                                         max_bytes=MAX_SOURCE_BYTES,
+                                         deadline_sec=DOWNLOAD_DEADLINE_SEC,
+                                         stop=stop)
+        except DigestMismatch:
+            raise NotJudgeable('the source file does not match its SHA-256') from None
+        if size != claimed.source.size_bytes:
+            raise NotJudgeable('the source file is not the size the job says')
+        if len(config.groups) > MAX_TASKS:
+            raise NotJudgeable(f'config: more than {MAX_TASKS} groups')
+        testdata = job_dir / 'testdata'
+        testdata.mkdir()
+        tasks = []
+        for index, group in enumerate(config.groups):
+            mine = [t for t in tests if t.group == group.group]
+            if len(mine) > MAX_CASES_PER_TASK:
+                raise NotJudgeable(f'group {group.group}: more than {MAX_CASES_PER_TASK} tests')
+            for case, test in enumerate(mine):
+                _link(files / test.input_name, testdata / case_file(index, case, 'in'))
+                answer = testdata / case_file(index, case, 'out')
+                if test.answer_name is None:
+                    answer.write_bytes(b'')  # a checker judges without one
+                else:
+                    _link(files / test.answer_name, answer)
+            limits = config.test_limits(chosen, group)
+            tasks.append(
+                TaskMeta(task_score=group.points,
+                         memory_limit_kb=math.ceil(limits.memory_bytes / 1024),
+                         time_limit_ms=limits.time_ms,
+                         case_count=len(mine)))
+        checker = None
+        if config.checker is not None:
+            checker = _checker(config, files, names, job_dir)
+        return Job(job_id=claimed.job_id,
+                   submission_id=claimed.submission_id,
+                   problem_id=0,
+                   language=chosen.language,
+                   tasks=tuple(tasks),
+                   job_dir=job_dir,
+                   problem_program=checker,
+                   judging=Judging(Comparison.TOKENS, CheckerConvention.SIO2, chosen.compile_flags))
+
+
+def _checker(config: Config, files: pathlib.Path, names: Tuple[str, ...],
+             job_dir: pathlib.Path) -> ProblemProgram:
+    """The checker's folder of the package, its source renamed as the
+    sandbox builds a checker (`checker.<ext>`)."""
+    ref = config.checker
+    source = package.program_source(names, 'checker', ref.source)
+    built_with = toolchain(ref.language)
+    if not built_with.fits(source):
+        raise NotJudgeable(f'the checker {source!r} is not a {built_with.family} source')
+    folder = job_dir / 'checker'
+    shutil.copytree(files / 'checker', folder, symlinks=True)
+    wanted = folder / Role.CHECKER.source_name(built_with.language)
+    given = job_dir / source
+    if given != wanted:
+        if wanted.exists():
+            raise NotJudgeable(f'package: {wanted.name} beside the checker source {source!r}')
+        given.rename(wanted)
+    return ProblemProgram(Role.CHECKER, built_with.language, folder, built_with.compile_flags)
+
+
+def _link(source: pathlib.Path, dest: pathlib.Path) -> None:
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copyfile(source, dest)
+
+
+def _read_names(folder: pathlib.Path) -> Optional[Tuple[str, ...]]:
+    try:
+        return tuple(json.loads((folder / _NAMES_FILE).read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def _folder_id(job_id: str) -> str:
+    """A job folder's name: the id itself when it is plain, else a digest of it."""
+    if _FOLDER_ID.fullmatch(job_id):
+        return job_id
+    return hashlib.sha256(job_id.encode()).hexdigest()[:32]
