@@ -201,6 +201,7 @@ class Store:
                 self._by_fingerprint[fingerprint] = runner.runner_id
             runner.name = str(body['name'])
             runner.registrations += 1
+            self._lock.notify_all()
             return {'runnerId': runner.runner_id, 'fingerprint': fingerprint, 'state': runner.state}
 
     def challenge(self, body: Dict[str, Any]) -> Dict[str, Any]:
@@ -408,6 +409,7 @@ class Store:
                 if job.deliveries >= MAX_DELIVERIES:
                     job.state = 'failed'
                     job.runner_id = job.lease_token = None
+                    self._lock.notify_all()
                     return {'state': 'failed', 'duplicate': False}
                 self._requeue(job)
                 return {'state': 'queued', 'duplicate': False}
