@@ -114,11 +114,11 @@ class Claimer(LoopThread):
             if len(self._held) >= self._capacity:
                 self._held.wait(lambda: self._stop.is_set() or len(self._held) < self._capacity, 60)
                 continue
-            delay = self._claim_once()
+            delay = self.claim_once()
             if delay:
                 self._stop.wait(delay)
 
-    def _claim_once(self) -> float:
+    def claim_once(self) -> float:
         """One claim; the delay before the next one."""
         asked = self._clock()
         self._settled.clear()

@@ -61,7 +61,7 @@ class LeaseKeeper(LoopThread):
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                self._tick()
+                self.tick()
             except Exception:
                 log.exception('lease keeper: unexpected error; going on')
             version = self._held.version
@@ -74,7 +74,9 @@ class LeaseKeeper(LoopThread):
         when = min(due) if due else self._next_heartbeat
         return max(0.0, when - now)
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
+        """One round: renew what is due, else heartbeat when nothing is held
+        and its time has come (the loop's body; public so tests drive it)."""
         now = self._clock()
         held = self._held.snapshot()
         due = [h for h in held if h.next_renewal <= now]
