@@ -6,6 +6,9 @@ images, a known program per language judged in a fresh sandbox, Redis when
 configured, and the backend: that it is a runner API, that it takes the
 registration token (by registering: the backend keeps an identity that is
 never used and expires) and that its testdata channel takes SANDBOX_TOKEN.
+With BACKEND_PROTOCOL=algojudge: the runner's key file, and that the server
+answers its health call (registering there is a start, shown on the
+server's panel, so the check does not register).
 Every step is bounded, and a step that can take a while says what it waits
 for first.
 """
@@ -19,6 +22,8 @@ import docker
 import docker.errors
 import requests
 
+from runner.backend.algojudge import identity
+from runner.backend.algojudge.client import AlgoJudgeClient
 from runner.backend.noj.client import (TOKEN_PROBE_PROBLEM, BackendClient, BackendError,
                                        ProtocolError, Unauthorized, UnexpectedStatus)
 from runner.config import ConfigError, Settings, check_folder, folder_settings
@@ -77,7 +82,10 @@ def _checks(settings: Settings):
     yield from _docker_checks(settings, folders_ok)
     if settings.redis_url:
         yield _redis(settings.redis_url)
-    yield from _backend_checks(settings)
+    if settings.backend_protocol == 'algojudge':
+        yield from _algojudge_checks(settings)
+    else:
+        yield from _backend_checks(settings)
 
 
 def _folder(setting: str, path: pathlib.Path) -> Check:
@@ -165,6 +173,33 @@ def _redis(url: str) -> Check:
         return Check('redis', False, f'no answer ({type(exc).__name__})',
                      'check REDIS_URL, or unset it to use a file lock')
     return Check('redis', True, 'answers')
+
+
+def _algojudge_checks(settings: Settings):
+    try:
+        key = identity.load_or_create(settings.runner_key_file)
+    except identity.KeyFileError as exc:
+        yield Check(
+            'runner key', False, str(exc), 'point RUNNER_KEY_FILE at the runner\'s key '
+            'file, or at a path where one can be made')
+        return
+    yield Check(
+        'runner key', True, f'{settings.runner_key_file}, fingerprint '
+        f'{key.fingerprint[:16]}... (an administrator approves it once)')
+    yield Waiting(f'asking {settings.backend_url} for its health')
+    client = AlgoJudgeClient(settings.backend_url, key)
+    try:
+        level = client.health_level()
+    except BackendError as exc:
+        yield Check('AlgoJudge server', False, f'{settings.backend_url}: {exc}',
+                    'BACKEND_URL must be the server\'s API root, /api/v1 included')
+        return
+    if level == 'open':
+        yield Check('AlgoJudge server', True, f'{settings.backend_url} answers, open')
+    else:
+        yield Check(
+            'AlgoJudge server', True, f'{settings.backend_url} answers, in maintenance '
+            f'({level}): the runner waits until it opens')
 
 
 def _backend_checks(settings: Settings):
