@@ -11,6 +11,8 @@ import http.server
 import json
 import logging
 import re
+import select
+import socket
 import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -122,6 +124,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
+def _connected(sock: socket.socket) -> bool:
+    """False once the client has closed its side (it has nothing more to
+    send while its claim is held: anything readable is the end)."""
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        if not poller.poll(0):
+            return True
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b''
+    except BlockingIOError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def _has_null(value: Any) -> bool:
     if value is None:
         return True
@@ -157,7 +174,10 @@ def _token(handler, store, runner, raw):
 
 @_route('POST', r'/runner/jobs/claim')
 def _claim(handler, store, runner, raw):
-    return store.claim(runner, handler.json_body(raw), handler.server.stopping)
+    # A held claim whose runner hung up hands nothing out (as a server
+    # watching its request's cancellation does): the job would be lost.
+    return store.claim(runner, handler.json_body(raw), handler.server.stopping,
+                       lambda: not _connected(handler.connection))
 
 
 @_route('POST', r'/runner/jobs/leases')

@@ -112,6 +112,9 @@ class Store:
         self.violations: List[str] = []
         self.heartbeats = 0
         self.held_claims = 0  # claims waiting for work now
+        # Set to an Event: downloads wait for it (a slow store), at most a minute.
+        self.download_gate: Optional[threading.Event] = None
+        self.gated_downloads = 0
 
     # -- the manager's side (tests, the demo) ----------------------------
 
@@ -270,15 +273,19 @@ class Store:
 
     # -- jobs ------------------------------------------------------------------
 
-    def claim(self, runner: Runner, body: Dict[str, Any],
-              stopping: threading.Event) -> Optional[Dict[str, Any]]:
+    def claim(self,
+              runner: Runner,
+              body: Dict[str, Any],
+              stopping: threading.Event,
+              gone: Callable[[], bool] = lambda: False) -> Optional[Dict[str, Any]]:
+        """`gone()`: the runner hung up; nothing is handed out then."""
         self._gate()
         wait = min(_int(body.get('waitSeconds', 0)), MAX_WAIT_SEC)
         lease = self._lease_sec(body.get('leaseSeconds'))
         deadline = self._clock() + wait * (1 - secrets.randbelow(1000) / 16000)
         with self._lock:
             while True:
-                if self.maintenance != 'open' or stopping.is_set():
+                if self.maintenance != 'open' or stopping.is_set() or gone():
                     return None
                 self._expire_leases()
                 if self._queue:
@@ -433,6 +440,10 @@ class Store:
 
     def download(self, runner: Runner, file_id: str) -> File:
         self._gate()
+        gate = self.download_gate
+        if gate is not None:
+            self.gated_downloads += 1
+            gate.wait(60)
         with self._lock:
             f = self.files.get(file_id)
             if f is None:

@@ -7,6 +7,7 @@ with a bound that only turns a hang into a failure.
 """
 import json
 import signal
+import threading
 
 import pytest
 
@@ -174,3 +175,21 @@ def test_a_revoked_runner_exits_non_zero(server, start_runner, tmp_path):
     second = start_runner(DATA_DIR=host)
     assert second.wait(TIMEOUT * 2) == 1, second.log()
     assert 'revoked' in second.log()
+
+
+def test_sigterm_releases_a_claim_still_downloading_and_exits_clean(server, start_runner):
+    store = server.store
+    runner = start_runner()
+    approve_when_registered(store)
+    store.download_gate = threading.Event()  # the package comes slowly
+    job = store.add_job(samples.package('sum'),
+                        (samples.SAMPLES / 'submissions/01-c-accepted/main.c').read_bytes(),
+                        'main.c', 'c11-gcc')
+    assert runner.wait_for_line(rf'job {job} \(submission \S+, attempt 1\): claimed', TIMEOUT)
+    assert store.wait(lambda: store.gated_downloads == 1, TIMEOUT)
+    assert stop(runner) == 0, runner.log()  # the download was cut, not waited for
+    store.download_gate.set()
+    assert store.releases == [job]
+    assert [jid for jid, _ in store.reports if jid == job] == []
+    assert store.jobs[job].state == 'queued' and store.jobs[job].deliveries == 0  # refunded
+    assert store.violations == []

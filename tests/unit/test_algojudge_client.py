@@ -9,6 +9,7 @@ from localbackend.algojudge.server import AlgoJudgeServer
 from localbackend.algojudge.store import Store
 from runner.backend.algojudge.client import AlgoJudgeClient, DigestMismatch, Refused
 from runner.backend.algojudge.identity import KeyFileError, load_or_create
+from runner.backend.algojudge.enrolment import Revoked, enrol
 from runner.backend.algojudge.wire import State
 
 
@@ -235,3 +236,69 @@ def test_no_token_in_messages_or_reprs(client, store):
     with pytest.raises(Refused) as refused:
         client.heartbeat()
     assert token not in str(refused.value)
+
+
+def waits_approving_after(store, n):
+    """A wait that approves the runner (an administrator) after `n` waits."""
+    seen = []
+
+    def wait(stop, seconds):
+        seen.append(seconds)
+        if len(seen) == n:
+            store.approve(next(iter(store.runners)))
+        return False
+
+    return wait, seen
+
+
+def test_waiting_for_approval_has_no_timeout(client, store):
+    wait, seen = waits_approving_after(store, 40)  # ten minutes and more of asking
+    runner_id = enrol(client, 'host-1', threading.Event(), wait=wait)
+    assert runner_id == next(iter(store.runners))
+    assert len(seen) == 40 and max(seen) <= 15 * 1.2  # capped, jittered
+    client.heartbeat()  # it holds a token
+
+
+def test_a_maintenance_window_is_waited_out_while_joining(client, store):
+    store.maintenance = 'closed'
+    seen = []
+
+    def wait(stop, seconds):
+        seen.append(seconds)
+        store.maintenance = 'open'
+        store.auto_approve = True
+        return False
+
+    assert enrol(client, 'host-1', threading.Event(), wait=wait) is not None
+    assert len(seen) == 1
+
+
+def test_joining_as_a_revoked_runner_stops(client, store):
+    runner = approved(client, store)
+    store.revoke(runner.runner_id)
+    with pytest.raises(Revoked):
+        enrol(client, 'host-1', threading.Event(), wait=lambda stop, s: False)
+
+
+def test_a_stop_while_waiting_for_approval_ends_the_wait(client, store):
+    stop = threading.Event()
+
+    def wait(stop_event, seconds):
+        stop.set()
+        return True
+
+    assert enrol(client, 'host-1', stop, wait=wait) is None
+
+
+def test_a_claim_waits_longer_than_the_wait_it_asks(client, store):
+    approved(client, store)
+    seen = {}
+    original = client._send
+
+    def spy(method, path, what, **kw):
+        seen[path] = kw.get('read_timeout')
+        return original(method, path, what, **kw)
+
+    client._send = spy
+    client.claim(lease_sec=60, wait_sec=1)
+    assert seen['/runner/jobs/claim'] >= 1 + 15

@@ -4,7 +4,8 @@ import zipfile
 
 import pytest
 
-from runner.prep.zips import ZipRejected, extract_source, extract_testdata
+from runner.prep.zips import ZipRejected, extract_package, extract_source, extract_testdata
+from standard_io import package as package_names
 from sandbox.languages import Language
 from tests.unit.fakes import make_zip, symlink
 
@@ -167,3 +168,52 @@ def test_a_zip_with_a_comment_is_read(tmp_path):
     path.write_bytes(data.getvalue())
     extract_testdata(path, tmp_path / 'data', 1000)
     assert (tmp_path / 'data' / '0000.in').read_bytes() == b'1'
+
+
+# A standard-io@1 package (AlgoJudge): every file kept, bounds of its own.
+
+
+def _package(tmp_path, entries, **bounds):
+    tmp_path = tmp_path / f'try-{len(list(tmp_path.iterdir()))}'
+    tmp_path.mkdir()
+    archive = tmp_path / 'package.zip'
+    archive.write_bytes(make_zip(entries))
+    limits = dict(name_ok=package_names.entry_name_ok,
+                  max_entry_bytes=1 << 20,
+                  max_total_bytes=1 << 22,
+                  max_expansion=1000)
+    limits.update(bounds)
+    return extract_package(archive, tmp_path / 'files', **limits)
+
+
+def test_a_package_keeps_every_file(tmp_path):
+    names = _package(tmp_path, [('config.yml', b'type: standard-io@1'), ('tests/1a.in', b'1'),
+                                ('tests/', b''), ('checker/check.py', b'print("OK")')])
+    assert sorted(names) == ['checker/check.py', 'config.yml', 'tests/1a.in']
+    assert (tmp_path / 'try-0' / 'files' / 'tests' / '1a.in').read_bytes() == b'1'
+
+
+@pytest.mark.parametrize('entries, message', [
+    ([('tests/1 a.in', b'')], 'character other than'),
+    ([('tests/\u00e9.in', b'')], 'character other than'),
+    ([('../escape', b'')], 'unsafe path'),
+    ([('/etc/passwd', b'')], 'unsafe path'),
+    ([symlink('tests/1a.in', '/etc/passwd')], 'symbolic link'),
+    ([('tests', b'x'), ('tests/1a.in', b'')], 'below a file'),
+    ([('a.in', b'1'), ('a.in', b'2')], 'duplicate entry'),
+])
+def test_a_bad_package_is_refused_whole(tmp_path, entries, message):
+    with pytest.raises(ZipRejected, match=message):
+        _package(tmp_path, entries)
+
+
+def test_package_bounds_count_what_is_decompressed(tmp_path):
+    with pytest.raises(ZipRejected, match='expands past'):
+        _package(tmp_path, [('tests/1a.in', b'0' * (2 << 20))])  # one entry over its bound
+    with pytest.raises(ZipRejected, match='expands past'):
+        _package(tmp_path, [(f'tests/{n}a.in', b'0' * (900 << 10)) for n in range(1, 7)],
+                 max_expansion=10**6)  # all of them over the total
+    with pytest.raises(ZipRejected, match='expands past'):
+        _package(tmp_path, [('tests/1a.in', b'0' * (1 << 20))],
+                 max_entry_bytes=2 << 20,
+                 max_expansion=100)  # a megabyte of zeros is a bomb at 100x

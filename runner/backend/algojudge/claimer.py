@@ -87,10 +87,11 @@ class Claimer(LoopThread):
     def stop(self) -> None:
         super().stop()
         self._workers.stop()
-        if self._claiming.is_set():
-            # Whatever it returns is released; an answer lost here would
-            # orphan the job until its lease ends.
-            threading.Thread(target=self._cut_short, name='claim-settle', daemon=True).start()
+        # A claim in flight is given a moment to answer (what it returns is
+        # released; an answer lost here would orphan the job until its lease
+        # ends), then this client's requests are cut: downloads end at once,
+        # and their claims are released.
+        threading.Thread(target=self._cut_short, name='claim-settle', daemon=True).start()
 
     def join(self, timeout: Optional[float] = None) -> bool:
         deadline = None if timeout is None else self._clock() + timeout
@@ -102,8 +103,9 @@ class Claimer(LoopThread):
         self._held.poke()
 
     def _cut_short(self) -> None:
-        if not self._settled.wait(CLAIM_SETTLE_SEC):
-            self._client.interrupt()
+        if self._claiming.is_set():
+            self._settled.wait(CLAIM_SETTLE_SEC)
+        self._client.interrupt()
 
     def _run(self) -> None:
         while not self._stop.is_set():
