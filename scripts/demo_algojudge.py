@@ -35,19 +35,20 @@ def main() -> int:
     server = AlgoJudgeServer(store)
     server.start()
     with tempfile.TemporaryDirectory(prefix='oj-demo-algojudge-') as data_dir:
-        runner = subprocess.Popen([sys.executable, 'main.py'],
-                                  cwd=REPO,
-                                  env={
-                                      **os.environ,
-                                      'BACKEND_PROTOCOL': 'algojudge',
-                                      'BACKEND_URL': server.url,
-                                      'RUNNER_NAME': 'demo-runner',
-                                      'DATA_DIR': data_dir,
-                                      'MAX_CONTAINER_NUMBER': '4',
-                                      'LEASE_SEC': '60',
-                                  },
-                                  stderr=subprocess.PIPE,
-                                  text=True)
+        runner = subprocess.Popen(
+            [sys.executable, 'main.py'],
+            cwd=REPO,
+            env={
+                **os.environ,
+                'BACKEND_PROTOCOL': 'algojudge',
+                'BACKEND_URL': server.url,
+                'RUNNER_NAME': 'demo-runner',
+                'DATA_DIR': data_dir,
+                'MAX_CONTAINER_NUMBER': '4',
+                'LEASE_SEC': '60',
+            },
+            stderr=subprocess.PIPE,
+            text=True)
         threading.Thread(target=_show_runner_log, args=(runner, ), daemon=True).start()
         try:
             code = _judge(store)
@@ -104,9 +105,10 @@ def _judge(store: Store) -> int:
             else:
                 verdict, score = report['verdict'], f'{report["score"]}/{report["maxScore"]}'
             want = sample.expect.get('verdict') or 'infrastructure failure'
-            print(f'  {"✓" if problem is None else "✗":2} {sample.name:<28} {sample.language:<10} '
-                  f'{verdict:<22} {score:>11}  {want}',
-                  flush=True)
+            print(
+                f'  {"✓" if problem is None else "✗":2} {sample.name:<28} {sample.language:<10} '
+                f'{verdict:<22} {score:>11}  {want}',
+                flush=True)
     print(f'\n{len(jobs) - mismatches}/{len(jobs)} results as expected, in '
           f'{time.monotonic() - started:.1f} s')
     if store.violations:

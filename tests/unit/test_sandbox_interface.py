@@ -16,7 +16,9 @@ CALLS = [
 
 
 def test_the_interface_names_the_calls_the_runner_makes():
-    assert sorted(CALLS) == ['cancel', 'check_limits', 'compile', 'release', 'run_case', 'self_test']
+    assert sorted(CALLS) == [
+        'cancel', 'check_limits', 'compile', 'release', 'run_case', 'self_test'
+    ]
 
 
 @pytest.mark.parametrize('implementation', [DockerSandbox, MeteredSandbox])
