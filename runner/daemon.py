@@ -17,7 +17,7 @@ from runner.backend.algojudge import identity
 from runner.backend.algojudge import reports as algojudge_reports
 from runner.backend.algojudge.claimer import Claimer
 from runner.backend.algojudge.client import AlgoJudgeClient
-from runner.backend.algojudge.enrolment import EnrolmentRefused, Revoked, enrol
+from runner.backend.algojudge.enrolment import EnrolmentRefused, Rejoin, Revoked, enrol
 from runner.backend.algojudge.held import Held, HeldJobs
 from runner.backend.algojudge.lease_keeper import LeaseKeeper
 from runner.backend.algojudge import preparation as algojudge_preparation
@@ -114,6 +114,9 @@ class _Parts:
     # An unstarted job going back to the backend (the drain's, a host
     # fault's), the protocol's own way; enqueue only.
     hand_back: Callable[[Job], None]
+    # Started jobs still running at the drain's deadline: stopped and handed
+    # back, when the protocol can (None: left to lease expiry).
+    give_up_unfinished: Optional[Callable[[], int]] = None
 
     def start(self) -> None:
         for _, part in self.threads():
@@ -259,7 +262,8 @@ class Daemon:
             if job is not None:
                 folders.remove(job.job_dir)
 
-        reporter = Reporter(client, held, finalize)
+        rejoin = Rejoin()
+        reporter = Reporter(client, held, finalize, rejoin=rejoin)
 
         def held_for(job: Job) -> Optional[Held]:
             return held.find(lambda h: getattr(h.prepared, 'job', None) is job)
@@ -269,7 +273,8 @@ class Daemon:
             metrics.count_cases(job.language.name, results)
             h = held_for(job)
             if h is not None:  # else it was taken back meanwhile: nothing to say
-                reporter.submit(algojudge_reports.judged(h.job_id, h.token, h.prepared, results), h)
+                reporter.submit(
+                    lambda: algojudge_reports.judged(h.job_id, h.token, h.prepared, results), h)
 
         def hand_back(job, fault=None):
             h = held_for(job)
@@ -311,9 +316,23 @@ class Daemon:
                           lease_sec=s.lease_sec,
                           health=health,
                           finalize=finalize,
-                          on_not_approved=lambda: self._enrol_again(client))
-        keeper = LeaseKeeper(client, held, lease_sec=s.lease_sec, on_lost=on_lost)
-        return _Parts(held, folders, dispatcher, reporter, claimer, keeper, health, hand_back)
+                          on_not_approved=lambda: self._enrol_again(client),
+                          rejoin=rejoin)
+        keeper = LeaseKeeper(client, held, lease_sec=s.lease_sec, on_lost=on_lost, rejoin=rejoin)
+
+        def give_up_unfinished() -> int:
+            # The drain's deadline came first: each is stopped and released,
+            # never left running to its lease.
+            given_up = 0
+            for h in held.snapshot():
+                job = getattr(h.prepared, 'job', None)
+                if job is not None and dispatcher.cancel(job):
+                    reporter.submit(Release(h, 'the drain ran out of time'))
+                    given_up += 1
+            return given_up
+
+        return _Parts(held, folders, dispatcher, reporter, claimer, keeper, health, hand_back,
+                      give_up_unfinished)
 
     def _enrol_again(self, client: AlgoJudgeClient) -> None:
         """From the claimer, which claims nothing meanwhile: approval was
@@ -421,7 +440,8 @@ class Daemon:
                         heartbeat=parts.heartbeat,
                         claims=lambda: len(parts.tracker),
                         budget_sec=self._settings.drain_timeout_sec,
-                        hand_back=parts.hand_back)
+                        hand_back=parts.hand_back,
+                        give_up_unfinished=parts.give_up_unfinished)
         return ExitCode.OK if outcome.clean else ExitCode.DRAIN_INCOMPLETE
 
     def _on_identity_lost(self) -> None:

@@ -97,18 +97,22 @@ def drain(*,
           claims: Callable[[], int],
           budget_sec: float,
           hand_back: Callable[[Job], None],
+          give_up_unfinished: Optional[Callable[[], int]] = None,
           clock: Callable[[], float] = time.monotonic) -> DrainOutcome:
     """Run the drain; `sender` is the result sender (stop, join, queued,
     given_up), `claims()` counts the live claims left and `hand_back(job)`
     queues an unstarted job's return to the backend on the sender (the
-    protocol's own way: an abort, a release)."""
+    protocol's own way: an abort, a release). `give_up_unfinished()`, when
+    given, stops the started jobs still running at the deadline and hands
+    them back (a protocol that can release them; without it they are left
+    to lease expiry), returning how many."""
     deadline = Deadline(budget_sec, clock)
     outcome = DrainOutcome()
     progress = DrainProgress(dispatcher, sender, claims, deadline, clock)
     progress.start()
     try:
         _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline, outcome,
-               hand_back)
+               hand_back, give_up_unfinished)
     finally:
         progress.stop()
         progress.join()
@@ -117,7 +121,8 @@ def drain(*,
 
 
 def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
-           outcome: DrainOutcome, hand_back: Callable[[Job], None]) -> None:
+           outcome: DrainOutcome, hand_back: Callable[[Job], None],
+           give_up_unfinished: Optional[Callable[[], int]]) -> None:
     given_up_before = sender.given_up
     log.info('drain: started, budget %.0f s', budget_sec)
 
@@ -133,6 +138,10 @@ def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
     outcome.in_flight_finished = dispatcher.wait_in_flight(deadline.remaining(keep=reserve))
     if outcome.in_flight_finished:
         log.info('drain: every started job has finished')
+    elif give_up_unfinished is not None:
+        given_up = give_up_unfinished()
+        log.warning('drain: %d started job(s) did not finish in time; handed back', given_up)
+        outcome.in_flight_finished = dispatcher.wait_in_flight(0)
     else:
         log.error('drain: started jobs did not finish in time; left to lease expiry')
 

@@ -71,6 +71,18 @@ class RunEngine:
         with self._lock:
             self._cancelled.difference_update(job_keys)
 
+    def _unless_cancelled_meanwhile(self, wants: Sequence[Want],
+                                    containers: Sequence[SandboxContainer]) -> None:
+        """A cancel that came while the run waited for its core found no
+        container in a run to kill: the run must not start now."""
+        try:
+            self._check_cancelled(wants)
+        except Cancelled:
+            self._cores.release()
+            for container in containers:
+                self._pool.give_back(container, broken=container.broken)
+            raise
+
     def _check_cancelled(self, wants: Sequence[Want]) -> None:
         with self._lock:
             cancelled = any(want.job_key in self._cancelled for want in wants)
@@ -102,6 +114,7 @@ class RunEngine:
         compile leaves its program in the container it ran in)."""
         self._check_cancelled([want])
         container, = self._containers_and_core([want])
+        self._unless_cancelled_meanwhile([want], [container])
         try:
             with self._on_a_core():
                 run = container.run(request, stdin, files)
@@ -125,6 +138,7 @@ class RunEngine:
         self._check_cancelled(wants)
         with self._pairs:
             containers = self._containers_and_core(list(wants))
+            self._unless_cancelled_meanwhile(wants, containers)
             try:
                 with self._on_a_core():
                     runs = self._both(containers, requests, files, fifos)

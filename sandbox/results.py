@@ -38,6 +38,9 @@ class CaseResult:
     note: str = ''
     # What an accepted output earns of its case (a checker's partial credit).
     percent: int = 100
+    # The CPU time measured, in µs (0 without a run): `exec_time_ms` is
+    # rounded as protocol §4 says, a report that rounds up reads this.
+    cpu_us: int = 0
 
     @classmethod
     def from_failed_compile(cls, compiled: CompileResult) -> 'CaseResult':

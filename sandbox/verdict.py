@@ -118,4 +118,5 @@ def case_result(run: RunResponse,
                       memory_kb=run.maxrss_kb,
                       stdout=report_text(run.stdout, report_limit),
                       stderr=report_text(run.stderr, report_limit),
-                      note=note)
+                      note=note,
+                      cpu_us=run.cpu_us)

@@ -4,7 +4,7 @@ here), one the problem allows (else PolicyViolation), a file name of its
 family (else Compilation error), a source of at most 8 MiB (else
 PolicyViolation)."""
 import dataclasses
-from typing import Union
+from typing import Optional, Union
 
 from standard_io.config import Config
 from standard_io.languages import FAMILY_EXTENSIONS, Toolchain, toolchain
@@ -19,6 +19,7 @@ class Refusal:
     verdict: Verdict
     reason: Reason
     log: str
+    toolchain: Optional[Toolchain] = None  # the one named, when known (details, props)
 
 
 def admit(config: Config, language_id: object, file_name: str,
@@ -28,12 +29,13 @@ def admit(config: Config, language_id: object, file_name: str,
     chosen = toolchain(language_id)
     if not config.allows(chosen):
         return Refusal(Verdict.POLICY_VIOLATION, Reason.POLICY_VIOLATION,
-                       f'{chosen.id} is not allowed for this problem')
+                       f'{chosen.id} is not allowed for this problem', chosen)
     if not chosen.fits(file_name):
         extensions = ' '.join(FAMILY_EXTENSIONS[chosen.family])
         return Refusal(Verdict.COMPILATION_ERROR, Reason.COMPILATION_ERROR,
-                       f'a {chosen.id} source needs a file name ending in {extensions}')
+                       f'a {chosen.id} source needs a file name ending in {extensions}', chosen)
     if source_bytes > MAX_SOURCE_BYTES:
         return Refusal(Verdict.POLICY_VIOLATION, Reason.POLICY_VIOLATION,
-                       f'the source is {source_bytes} bytes, over the {MAX_SOURCE_BYTES} allowed')
+                       f'the source is {source_bytes} bytes, over the {MAX_SOURCE_BYTES} allowed',
+                       chosen)
     return chosen

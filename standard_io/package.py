@@ -33,10 +33,16 @@ class Test:
     answer_name: Optional[str]  # None only when a checker judges
 
 
+MAX_NAME_CHARS = 1024
+MAX_PART_CHARS = 255  # what a file name may be on the host
+
+
 def entry_name_ok(name: str) -> bool:
-    """The characters an entry name may hold; the zip reader refuses `..`,
-    absolute paths and symlinks on its own."""
-    return _ENTRY_NAME.fullmatch(name) is not None
+    """The characters an entry name may hold, and lengths the host's file
+    system takes; the zip reader refuses `..`, absolute paths and symlinks
+    on its own."""
+    return (_ENTRY_NAME.fullmatch(name) is not None and len(name) <= MAX_NAME_CHARS
+            and all(len(part) <= MAX_PART_CHARS for part in name.split('/')))
 
 
 def judging_order(names: Iterable[str], config: Config) -> Tuple[Test, ...]:

@@ -94,7 +94,7 @@ def extract_package(path: pathlib.Path, dest_dir: pathlib.Path, *, name_ok: Call
         for info, parts in files:
             if not name_ok(info.filename):
                 raise ZipRejected(f'{what}: the entry name {_show(info.filename)} holds a '
-                                  'character other than A-Z a-z 0-9 . _ / -')
+                                  'character other than A-Z a-z 0-9 . _ / -, or is too long')
         dest_dir.mkdir()
         names = []
         for info, parts in files:

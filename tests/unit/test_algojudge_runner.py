@@ -126,15 +126,81 @@ def test_an_older_server_without_the_batch_route_is_renewed_job_by_job():
     clock, held = Clock(), HeldJobs()
     h = held.add(claimed(), 40, clock())
     lost = []
-    client = Client(renew_all=[refused(404)], renew=[None, refused(403, 'runner.lease.stale')])
+    client = Client(renew_all=[refused(404)] * 3, renew=[None, refused(403, 'runner.lease.stale')])
+    keeper = LeaseKeeper(client, held, lease_sec=40, on_lost=lost.append, clock=clock)
+    for _ in range(3):  # a proxy's 404 now and then is not an older server
+        clock.now += 10
+        keeper.tick()
+    assert [c[0] for c in client.calls] == ['renew_all'] * 3 and lost == []
+    clock.now += 10
+    keeper.tick()
+    clock.now += 10
+    keeper.tick()
+    assert [c[0] for c in client.calls] == ['renew_all'] * 3 + ['renew'] * 2  # never batch again
+    assert lost == [h]
+
+
+def test_a_bare_404_is_never_taken_for_not_mine():
+    clock, held = Clock(), HeldJobs()
+    held.add(claimed(), 40, clock())
+    lost = []
+    client = Client(renew_all=[refused(404)])
     keeper = LeaseKeeper(client, held, lease_sec=40, on_lost=lost.append, clock=clock)
     clock.now += 10
     keeper.tick()
-    assert [c[0] for c in client.calls] == ['renew_all', 'renew']
+    assert lost == []
+    assert refused(404).transient and not refused(404).not_mine
+    assert refused(404, 'not_found').not_mine
+
+
+def test_two_claims_of_one_job_never_share_a_batch():
+    clock, held = Clock(), HeldJobs()
+    older = held.add(claimed(1), 40, clock())
+    newer = held.add(Claimed('job-1', 'token-new'), 40, clock())
+    lost = []
+    client = Client(renew_all=[(BatchItem('job-1', None), )],
+                    renew=[refused(403, 'runner.lease.stale')])
+    keeper = LeaseKeeper(client, held, lease_sec=40, on_lost=lost.append, clock=clock)
     clock.now += 10
     keeper.tick()
-    assert [c[0] for c in client.calls] == ['renew_all', 'renew', 'renew']  # never batch again
-    assert lost == [h]
+    assert client.calls == [('renew_all', (('job-1', 'token-1'), ), 40),
+                            ('renew', 'job-1', 'token-new', 40)]
+    assert lost == [newer] and held.holds(older)
+
+
+def test_maintenance_answers_count_as_contact_and_a_withdrawn_approval_asks_to_rejoin():
+    from runner.backend.algojudge.enrolment import Rejoin
+    clock, held = Clock(), HeldJobs()
+    rejoin = Rejoin()
+    client = Client(heartbeat=[
+        refused(503, 'server.maintenance', retry_after=30),
+        refused(403, 'runner.notApproved')
+    ])
+    keeper = LeaseKeeper(client,
+                         held,
+                         lease_sec=40,
+                         on_lost=lambda h: None,
+                         rejoin=rejoin,
+                         heartbeat_sec=60,
+                         clock=clock)
+    keeper.tick()
+    assert keeper.accepted_within(1) and not rejoin.take()
+    clock.now += 60
+    keeper.tick()
+    assert rejoin.take()
+
+
+def test_the_liveness_interval_follows_the_longest_lease_held():
+    clock, held = Clock(), HeldJobs()
+    keeper = LeaseKeeper(Client(),
+                         held,
+                         lease_sec=3600,
+                         on_lost=lambda h: None,
+                         heartbeat_sec=60,
+                         clock=clock)
+    assert keeper.interval_sec == 60
+    held.add(claimed(), 3600, clock())
+    assert keeper.interval_sec == 900
 
 
 def test_a_heartbeat_only_while_nothing_is_held():
@@ -277,8 +343,13 @@ held_now = [lambda: 0]
 
 class Dispatcher:
 
-    def __init__(self):
+    def __init__(self, memory_kb=1 << 30):
         self.handled = []
+        self.memory_kb = memory_kb
+
+    def check_limits(self, memory_limit_kb):
+        if memory_limit_kb > self.memory_kb:
+            raise HostFault(FaultKind.MEMORY, f'cannot hold {memory_limit_kb} KB')
 
     def handle(self, job):
         self.handled.append(job)
@@ -361,15 +432,16 @@ def test_a_host_fault_in_preparation_releases_the_claim_never_a_score():
     assert isinstance(item, Release)
 
 
-def test_a_granted_lease_is_what_the_server_said_and_never_below_the_floor():
+def test_a_granted_lease_is_what_the_server_said_unless_it_is_absurd():
     clock, held = Clock(), HeldJobs()
-    client = Client(claim=[(claimed(1), 0.01), (claimed(2), None)])
+    client = Client(claim=[(claimed(1), 30.0), (claimed(2), None), (claimed(3),
+                                                                    0.01), (claimed(4), 1e11)])
     claimer = claimer_of(client, held, Preparer(NotJudgeable('x')), clock)
-    claimer.claim_once()
-    claimer.claim_once()
-    leases = sorted(h.lease_sec for h in held.snapshot())
-    assert leases == [0.5, 60.0]
-    assert threading.active_count() >= 1
+    for _ in range(4):
+        claimer.claim_once()
+    leases = {h.job_id: h.lease_sec for h in held.snapshot()}
+    # Skewed or absurd: the lease asked (60 s), clamped as the server clamps it.
+    assert leases == {'job-1': 30.0, 'job-2': 60.0, 'job-3': 60.0, 'job-4': 60.0}
 
 
 def test_a_claim_ends_once_a_late_release_after_its_report_does_nothing():
@@ -382,3 +454,76 @@ def test_a_claim_ends_once_a_late_release_after_its_report_does_nothing():
     drive(reporter)
     assert [c[0] for c in client.calls] == ['report']
     assert finalized == [h]
+
+
+class Prepared:
+    """A prepared job, as far as the claimer looks."""
+
+    def __init__(self, memory_kb=65536):
+        from dispatcher.job import TaskMeta
+        self.job = type('Job', (), {'tasks': (TaskMeta(10, memory_kb, 1000, 1), )})()
+        self.refusal = None
+
+
+def test_an_unexpected_failure_in_preparation_still_ends_the_claim():
+    clock, held = Clock(), HeldJobs()
+    claimer = claimer_of(Client(claim=[(claimed(), 60.0)]), held, Preparer(KeyError('bug')), clock)
+    claimer.claim_once()
+    (item, h), = claimer._reporter.items
+    assert item.body['infrastructureFailure'] is True
+    assert 'KeyError' in item.body['failureReason']
+
+
+def test_a_full_disk_in_preparation_releases_the_claim():
+    import errno
+    clock, held = Clock(), HeldJobs()
+    claimer = claimer_of(Client(claim=[(claimed(), 60.0)]), held,
+                         Preparer(OSError(errno.ENOSPC, 'No space left on device')), clock)
+    claimer.claim_once()
+    (item, _), = claimer._reporter.items
+    assert isinstance(item, Release)
+
+
+def test_a_memory_limit_no_sandbox_here_can_give_is_a_failure_of_that_job_alone():
+    clock, held = Clock(), HeldJobs()
+    claimer = claimer_of(Client(claim=[(claimed(), 60.0)]), held, Preparer(Prepared(1 << 31)),
+                         clock)
+    claimer._dispatcher.memory_kb = 1 << 20
+    claimer.claim_once()
+    (item, _), = claimer._reporter.items
+    assert item.body['infrastructureFailure'] is True
+    assert 'memory limit' in item.body['failureReason']
+    assert claimer._dispatcher.handled == []
+
+
+def test_a_claim_prepared_while_the_host_is_unhealthy_is_released_not_parked():
+
+    class Unhealthy:
+        healthy = False
+
+    clock, held = Clock(), HeldJobs()
+    claimer = claimer_of(Client(claim=[(claimed(), 60.0)]),
+                         held,
+                         Preparer(Prepared()),
+                         clock,
+                         health=Unhealthy())
+    claimer.claim_once()
+    (item, _), = claimer._reporter.items
+    assert isinstance(item, Release) and claimer._dispatcher.handled == []
+
+
+def test_files_fetched_while_the_server_is_away_are_retried_within_the_lease():
+    clock, held = Clock(), HeldJobs()
+
+    class Away:
+        calls = 0
+
+        def prepare(self, claimed, stop):
+            Away.calls += 1
+            raise refused(503, 'server.maintenance', retry_after=15)
+
+    claimer = claimer_of(Client(claim=[(claimed(), 60.0)]), held, Away(), clock)
+    claimer._stop.wait = lambda seconds: clock.__setattr__('now', clock.now + seconds)
+    claimer.claim_once()
+    assert 3 <= Away.calls <= 5  # every 15 s at least (Retry-After), for 60 s
+    assert claimer._reporter.items == [] and len(held) == 0  # left to its lease

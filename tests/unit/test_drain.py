@@ -228,3 +228,30 @@ def test_the_drain_leaves_its_gauges_as_it_ended():
     world.claims = 1
     run(world)
     assert metrics.DRAIN_LEFT._value.get() == 1
+
+
+def test_started_jobs_past_the_deadline_are_handed_back_when_the_protocol_can():
+    world = World(Clock(), spend={'wait_in_flight'})
+    given_up = []
+
+    def give_up_unfinished():
+        world.log.append('give up')
+        world.spend.discard('wait_in_flight')  # stopped: nothing is in flight now
+        given_up.append(1)
+        return 1
+
+    sender = Part(world, 'sender')
+    sender.submit = world.submit
+    sender.given_up = 0
+    outcome = drain(dispatcher=Dispatcher(world),
+                    poller=Part(world, 'poller'),
+                    sender=sender,
+                    heartbeat=Part(world, 'heartbeat'),
+                    claims=lambda: world.claims,
+                    budget_sec=BUDGET,
+                    hand_back=world.submit,
+                    give_up_unfinished=give_up_unfinished,
+                    clock=world.clock)
+    assert given_up == [1]
+    assert world.log.index('give up') < world.log.index('sender.stop')  # its releases flushed
+    assert outcome.in_flight_finished and outcome.clean

@@ -4,6 +4,7 @@ from standard_io.admission import MAX_SOURCE_BYTES, Refusal, admit
 from sandbox.compare import compare_tokens
 from standard_io.config import load
 from standard_io.errors import NotJudgeable
+from standard_io.languages import toolchain
 from standard_io.package import Test, entry_name_ok, judging_order, program_source
 from standard_io.scoring import Reason, TestOutcome, Verdict, details, score
 
@@ -128,7 +129,7 @@ def test_partial_credit_rounds_to_two_decimals():
 def test_a_refused_submission_lists_every_test_as_failed():
     refusal = admit(load(EXAMPLE_WITH_LANGUAGES), 'c11-gcc', 'main.c', 10)
     assert refusal == Refusal(Verdict.POLICY_VIOLATION, Reason.POLICY_VIOLATION,
-                              'c11-gcc is not allowed for this problem')
+                              'c11-gcc is not allowed for this problem', toolchain('c11-gcc'))
     config = load(EXAMPLE_WITH_LANGUAGES)
     result = score(config,
                    [TestOutcome.refused(t, refusal.reason) for t in judging_order(NAMES, config)])

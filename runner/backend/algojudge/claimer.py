@@ -22,7 +22,8 @@ import threading
 import time
 from typing import Callable, Optional
 
-from runner.backend.algojudge.client import AlgoJudgeClient, Refused, Unreachable
+from runner.backend.algojudge.client import UNKNOWN_KEY, AlgoJudgeClient, Refused, Unreachable
+from runner.backend.algojudge.enrolment import Rejoin
 from runner.backend.algojudge.held import Held, HeldJobs
 from runner.backend.algojudge.preparation import Preparer
 from runner.backend.algojudge.reporter import Release, Reporter
@@ -32,7 +33,7 @@ from runner.host_health import HostHealth
 from runner.prep_workers import PrepWorkers
 from runner.threads import LoopThread
 from runner.waiting import jittered
-from sandbox.faults import HostFault
+from sandbox.faults import HostFault, disk_fault
 from standard_io.errors import NotJudgeable
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,8 @@ log = logging.getLogger(__name__)
 WAIT_SEC = 25  # proxies cut silent requests (Azure at 20 s... nginx at 60 s)
 CLAIM_SETTLE_SEC = 2.0
 BACKOFF_SEC = (1, 2, 4, 8, 16, 30)
-MIN_LEASE_SEC = 0.5
-PREP_ATTEMPTS = 3
+MIN_LEASE_SEC = 0.5  # the contract's floor is 5 s; a test server grants less
+MAX_LEASE_SEC = 3600
 
 
 class Claimer(LoopThread):
@@ -58,6 +59,7 @@ class Claimer(LoopThread):
                  health: Optional[HostHealth] = None,
                  finalize: Callable[[Held], None] = lambda held: None,
                  on_not_approved: Callable[[], None] = lambda: None,
+                 rejoin: Optional[Rejoin] = None,
                  wait_sec: int = WAIT_SEC,
                  clock: Callable[[], float] = time.monotonic,
                  rng: Optional[random.Random] = None):
@@ -72,6 +74,7 @@ class Claimer(LoopThread):
         self._health = health
         self._finalize = finalize
         self._on_not_approved = on_not_approved
+        self._rejoin = rejoin or Rejoin()
         self._wait_sec = wait_sec
         self._clock = clock
         self._rng = rng or random.Random()
@@ -109,6 +112,11 @@ class Claimer(LoopThread):
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            if self._rejoin.take():
+                # Approval withdrawn, or the key forgotten: nothing is
+                # claimed until the server says where this runner stands.
+                self._on_not_approved()
+                continue
             if self._health is not None and not self._health.healthy:
                 # Nothing is claimed until the host can judge again.
                 self._health.wait_healthy(1.0)
@@ -143,7 +151,9 @@ class Claimer(LoopThread):
                 return 0  # a held 204: ask again at once
             return self._backoff()
         self._empty_answers = 0
-        lease = max(MIN_LEASE_SEC, granted if granted is not None else self._clamped_lease())
+        lease = self._clamped_lease()
+        if granted is not None and MIN_LEASE_SEC <= granted <= MAX_LEASE_SEC:
+            lease = granted  # else a skewed or absurd answer: what was asked, clamped
         held = self._held.add(claimed, lease, self._clock())
         log.info('job %s (submission %s, attempt %d): claimed, lease %.0f s', claimed.job_id,
                  claimed.submission_id, claimed.attempt, lease)
@@ -154,42 +164,69 @@ class Claimer(LoopThread):
         return 0
 
     def _prepare(self, held: Held) -> None:
+        """Every path ends the claim one way (module docstring), whatever is raised."""
         claimed = held.claimed
-        for attempt in range(PREP_ATTEMPTS):
+        try:
+            prepared = self._prepared(held)
+            if prepared is not None:
+                self._dispatch(held, prepared)
+        except Exception as exc:  # a bug of ours: the claim still ends, as a failure of the judge
+            log.exception('job %s: preparing it failed unexpectedly', claimed.job_id)
+            self._reporter.submit(
+                reports.failure(claimed.job_id, claimed.lease_token,
+                                f'the runner failed preparing it ({type(exc).__name__})'), held)
+
+    def _prepared(self, held: Held):
+        """The Prepared, or None when the claim already ended here."""
+        claimed = held.claimed
+        started = self._clock()
+        attempt = 0
+        while True:
             if self._stop.is_set():
                 self._reporter.submit(Release(held, 'the runner is stopping'))
-                return
+                return None
             try:
-                prepared = self._preparer.prepare(claimed, self._stop)
-                break
+                return self._preparer.prepare(claimed, self._stop)
             except NotJudgeable as exc:
                 log.warning('job %s: cannot be judged here: %s', claimed.job_id, exc)
                 self._reporter.submit(
                     reports.failure(claimed.job_id, claimed.lease_token, str(exc)), held)
-                return
+                return None
             except Interrupted:
                 self._reporter.submit(Release(held, 'the runner is stopping'))
-                return
+                return None
             except HostFault as exc:
                 self._host_fault(held, exc)
-                return
+                return None
+            except OSError as exc:
+                fault = disk_fault(exc, 'DATA_DIR')
+                if fault is None:
+                    raise
+                self._host_fault(held, fault)
+                return None
             except Refused as exc:
                 if exc.not_mine or not exc.transient:
                     log.info('job %s: its files were refused (%s): not this runner\'s any more',
                              claimed.job_id, exc)
                     self._held.remove(held)
-                    return
+                    return None
                 log.warning('job %s: the server is away (%s)', claimed.job_id, exc)
+                delay = max(self._delay(attempt), exc.problem.retry_after_sec or 0)
             except BackendError as exc:
                 log.warning('job %s: downloading failed (%s)', claimed.job_id, exc)
-            if self._stop.wait(jittered(BACKOFF_SEC[attempt], self._rng)):
-                continue
-        else:
-            # The server is away before a result exists: nothing is
-            # reported, the job returns to the queue when its lease ends.
-            log.error('job %s: its files could not be fetched; left to its lease', claimed.job_id)
-            self._held.remove(held)
-            return
+                delay = self._delay(attempt)
+            attempt += 1
+            if self._clock() + delay - started > held.lease_sec:
+                # The server is away before a result exists: nothing is
+                # reported, the job returns to the queue when its lease ends.
+                log.error('job %s: its files could not be fetched within its lease; left to it',
+                          claimed.job_id)
+                self._held.remove(held)
+                return None
+            self._stop.wait(delay)
+
+    def _dispatch(self, held: Held, prepared) -> None:
+        claimed = held.claimed
         held.prepared = prepared
         if prepared.job is None:
             self._reporter.submit(
@@ -202,8 +239,26 @@ class Claimer(LoopThread):
         if self._stop.is_set():
             self._reporter.submit(Release(held, 'the runner is stopping'))
             return
+        if self._health is not None and not self._health.healthy:
+            # Dispatched now, it would wait, its lease renewed, for as long
+            # as the host stays broken: back to the queue for another runner.
+            self._reporter.submit(Release(held, 'this host cannot judge now'))
+            return
+        job = prepared.job
         try:
-            self._dispatcher.handle(prepared.job)
+            self._dispatcher.check_limits(max(meta.memory_limit_kb for meta in job.tasks))
+        except HostFault as exc:
+            # This job's alone: the host is healthy for every other. Not a
+            # release (never "I cannot judge this"): a failure naming why.
+            log.warning('job %s: %s', claimed.job_id, exc.cause)
+            self._reporter.submit(
+                reports.failure(
+                    claimed.job_id, claimed.lease_token,
+                    f'this runner\'s sandboxes cannot give the memory limit '
+                    f'({exc.cause})'), held)
+            return
+        try:
+            self._dispatcher.handle(job)
         except HostFault as exc:
             self._host_fault(held, exc)
         except ValueError as exc:
@@ -219,15 +274,17 @@ class Claimer(LoopThread):
             self._health.report(fault)
 
     def _refused(self, exc: Refused) -> float:
-        if exc.code == 'runner.notApproved':
-            log.error('claiming: this runner is not approved any more; asking the server again')
-            self._on_not_approved()
-            return self._backoff()
+        if exc.code in ('runner.notApproved', UNKNOWN_KEY):
+            self._rejoin.ask(f'claiming: {exc}')
+            return 0  # the loop's top joins again first
         if exc.transient:
             log.info('claiming: the server is away (%s)', exc)
             return max(self._backoff(), exc.problem.retry_after_sec or 0)
         log.error('claiming refused: %s (%s)', exc, exc.problem.detail)
         return self._backoff()
+
+    def _delay(self, attempt: int) -> float:
+        return jittered(BACKOFF_SEC[min(attempt, len(BACKOFF_SEC) - 1)], self._rng)
 
     def _backoff(self) -> float:
         delay = BACKOFF_SEC[min(self._empty_answers, len(BACKOFF_SEC) - 1)]
@@ -235,4 +292,4 @@ class Claimer(LoopThread):
         return jittered(delay, self._rng)
 
     def _clamped_lease(self) -> float:
-        return float(min(max(self._lease_sec, 60), 3600))
+        return float(min(max(self._lease_sec, 60), MAX_LEASE_SEC))

@@ -36,6 +36,10 @@ MAX_JSON_BYTES = 1024 * 1024
 JSON_DEADLINE_SEC = 60
 PRODUCT = 'oj-runner'
 
+# Our own code for a handshake the server cannot make: it does not know the
+# key (its database was reset); registering again is the way back.
+UNKNOWN_KEY = 'runner.key.unknown'
+
 
 class Unreachable(TransportError):
     """No answer: the network, a timeout, a broken transfer."""
@@ -55,14 +59,20 @@ class Refused(BackendError):
 
     @property
     def transient(self) -> bool:
-        """Wait and try again (§1): 429, any 5xx, maintenance."""
+        """Wait and try again (§1): 429, any 5xx, maintenance, and a bare
+        404 (a proxy's, with no problem document: not the server's word)."""
         return (self.problem.status == 429 or self.problem.status >= 500
-                or self.code == 'server.maintenance')
+                or self.code == 'server.maintenance' or self.bare_404)
+
+    @property
+    def bare_404(self) -> bool:
+        return self.problem.status == 404 and self.code is None
 
     @property
     def not_mine(self) -> bool:
-        """A held job's refusal meaning it is not this runner's any more (§4)."""
-        return self.code in wire.NOT_MINE or (self.problem.status == 404 and self.code is None)
+        """A held job's refusal meaning it is not this runner's any more (§4):
+        only ever the server's own code, never a bare status."""
+        return self.code in wire.NOT_MINE
 
 
 class BadAnswer(BackendError):
@@ -139,7 +149,7 @@ class AlgoJudgeClient:
         nonce = self._challenge()
         if nonce is None:
             raise Refused('POST /runner/auth/challenge',
-                          wire.Problem(404, 'not_found', 'unknown key', None))
+                          wire.Problem(404, UNKNOWN_KEY, 'the server does not know this key', None))
         body = {
             'fingerprint': self._key.fingerprint,
             'nonce': nonce,

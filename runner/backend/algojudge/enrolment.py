@@ -16,7 +16,7 @@ import random
 import threading
 from typing import Any, Dict, Optional
 
-from runner.backend.algojudge.client import AlgoJudgeClient, BadAnswer, Refused
+from runner.backend.algojudge.client import UNKNOWN_KEY, AlgoJudgeClient, BadAnswer, Refused
 from runner.backend.algojudge.wire import State
 from runner.backend.http_session import BackendError
 from runner.version import VERSION
@@ -27,6 +27,26 @@ log = logging.getLogger(__name__)
 BACKOFF_SEC = (1, 2, 4, 8, 15)  # then every 15 s, for as long as it takes
 _RETRIED = ('runner.notApproved', 'runner.nonce.unknown', 'runner.nonce.expired',
             'runner.nonce.mismatch', 'runner.signature')
+
+
+class Rejoin:
+    """A request, from any thread, to join the server again (approval
+    withdrawn, the key forgotten); the claimer carries it out, claiming
+    nothing meanwhile."""
+
+    def __init__(self):
+        self._asked = threading.Event()
+
+    def ask(self, why: str) -> None:
+        if not self._asked.is_set():
+            log.error('%s: asking the server where this runner stands', why)
+        self._asked.set()
+
+    def take(self) -> bool:
+        """Whether it was asked (and from now on, not any more)."""
+        asked = self._asked.is_set()
+        self._asked.clear()
+        return asked
 
 
 class Revoked(Exception):
@@ -63,15 +83,19 @@ def enrol(client: AlgoJudgeClient,
             log.info('approved: holding a token')
             return registered.runner_id
         except Refused as exc:
+            retry_after = exc.problem.retry_after_sec or 0
             if exc.code == 'runner.revoked':
                 raise Revoked('the server says this runner is revoked') from None
-            if exc.code == 'runner.notApproved':
-                if not told:
+            if exc.code in ('runner.notApproved', UNKNOWN_KEY):
+                if exc.code == 'runner.notApproved' and not told:
                     told = True
                     log.warning(
                         'waiting for an administrator to approve runner %s (key fingerprint '
                         '%s) on the server; this may take any time',
                         registered.runner_id if registered else '?', client_key_fingerprint(client))
+                # Registered again next time: that is how a revocation while
+                # waiting shows (409), or a server that forgot the key.
+                registered = None
             elif exc.code in _RETRIED or exc.transient:
                 log.info('joining the server: %s; trying again', exc)
             else:
@@ -79,8 +103,9 @@ def enrol(client: AlgoJudgeClient,
         except BadAnswer as exc:
             raise EnrolmentRefused(str(exc)) from None
         except BackendError as exc:
+            retry_after = 0
             log.warning('joining the server: %s; trying again', exc)
-        delay = jittered(BACKOFF_SEC[min(attempt, len(BACKOFF_SEC) - 1)], rng)
+        delay = max(jittered(BACKOFF_SEC[min(attempt, len(BACKOFF_SEC) - 1)], rng), retry_after)
         attempt += 1
         if wait(stop, delay):
             break

@@ -13,9 +13,10 @@ instants.
 """
 import logging
 import time
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
-from runner.backend.algojudge.client import AlgoJudgeClient, Refused, Unreachable
+from runner.backend.algojudge.client import UNKNOWN_KEY, AlgoJudgeClient, Refused
+from runner.backend.algojudge.enrolment import Rejoin
 from runner.backend.algojudge.held import Held, HeldJobs
 from runner.backend.algojudge.wire import NOT_MINE
 from runner.backend.http_session import BackendError
@@ -25,6 +26,10 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_SEC = 60.0
 MAX_BATCH = 512
+# Bare 404s in a row on the batch route before it is taken for an older
+# server's missing route (a proxy's 404 during a deploy is not that).
+BATCH_404S = 3
+MAX_WAIT_SEC = 3600.0
 
 
 class LeaseKeeper(LoopThread):
@@ -35,7 +40,7 @@ class LeaseKeeper(LoopThread):
                  *,
                  lease_sec: int,
                  on_lost: Callable[[Held], None],
-                 on_not_approved: Callable[[], None] = lambda: None,
+                 rejoin: Optional[Rejoin] = None,
                  heartbeat_sec: float = HEARTBEAT_SEC,
                  clock: Callable[[], float] = time.monotonic):
         super().__init__('lease-keeper')
@@ -43,12 +48,19 @@ class LeaseKeeper(LoopThread):
         self._held = held
         self._lease_sec = lease_sec
         self._on_lost = on_lost
-        self._on_not_approved = on_not_approved
-        self.interval_sec = heartbeat_sec
+        self._rejoin = rejoin or Rejoin()
+        self._heartbeat_sec = heartbeat_sec
+        self._batch_404s = 0
         self._clock = clock
         self._batch = True  # until an older server says it has no batch route
         self._last_contact: Optional[float] = None
         self._next_heartbeat = clock()
+
+    @property
+    def interval_sec(self) -> float:
+        """How often the server hears from this runner: its heartbeat, or the
+        renewal of the longest lease held (/healthz allows a few of these)."""
+        return max([self._heartbeat_sec] + [h.lease_sec / 4 for h in self._held.snapshot()])
 
     def accepted_within(self, seconds: float) -> bool:
         """The server took a renewal or a heartbeat that recently (/healthz)."""
@@ -72,7 +84,7 @@ class LeaseKeeper(LoopThread):
         now = self._clock()
         due = [h.next_renewal for h in self._held.snapshot()]
         when = min(due) if due else self._next_heartbeat
-        return max(0.0, when - now)
+        return min(MAX_WAIT_SEC, max(0.0, when - now))
 
     def tick(self) -> None:
         """One round: renew what is due, else heartbeat when nothing is held
@@ -88,7 +100,7 @@ class LeaseKeeper(LoopThread):
             for start in range(0, len(due), MAX_BATCH):
                 self._renew(due[start:start + MAX_BATCH])
         elif not held and now >= self._next_heartbeat:
-            self._next_heartbeat = now + self.interval_sec
+            self._next_heartbeat = now + self._heartbeat_sec
             try:
                 self._client.heartbeat()
                 self._last_contact = self._clock()
@@ -98,41 +110,55 @@ class LeaseKeeper(LoopThread):
                 log.info('heartbeat failed: %s', exc)
 
     def _renew(self, due: List[Held]) -> None:
+        # A batch answers by job id: two claims of one job (an older one not
+        # yet ended, a newer one) never share a batch.
+        first: Dict[str, Held] = {}
+        for h in due:
+            first.setdefault(h.job_id, h)
+        alone = [h for h in due if first[h.job_id] is not h]
         if self._batch:
-            try:
-                items = self._client.renew_all([(h.job_id, h.token) for h in due], self._lease_sec)
-            except Refused as exc:
-                if exc.problem.status == 404 and exc.code is None:
+            self._renew_batch(list(first.values()))
+        else:
+            alone = due
+        for h in alone:
+            self._renew_one(h)
+
+    def _renew_batch(self, due: List[Held]) -> None:
+        try:
+            items = self._client.renew_all([(h.job_id, h.token) for h in due], self._lease_sec)
+        except Refused as exc:
+            if exc.bare_404:
+                self._batch_404s += 1
+                if self._batch_404s >= BATCH_404S:
                     log.info('the server has no batch renewal: renewing one job at a time')
                     self._batch = False
-                else:
-                    self._refused(exc, 'lease renewal')
-                    return
-            except (Unreachable, BackendError) as exc:
-                log.warning('lease renewal of %d job(s) failed: %s; the timer goes on', len(due),
-                            exc)
-                return
-            else:
-                self._last_contact = self._clock()
-                codes = {item.job_id: item.code for item in items}
-                for h in due:
-                    code = codes.get(h.job_id)
-                    if code in NOT_MINE:
-                        self._lost(h, code)
-                    elif code is not None:
-                        log.warning('job %s: lease renewal refused (%s)', h.job_id, code)
-                return
+                return  # the timer goes on
+            self._refused(exc, 'lease renewal')
+            return
+        except BackendError as exc:
+            log.warning('lease renewal of %d job(s) failed: %s; the timer goes on', len(due), exc)
+            return
+        self._batch_404s = 0
+        self._last_contact = self._clock()
+        codes = {item.job_id: item.code for item in items}
         for h in due:
-            try:
-                self._client.renew(h.job_id, h.token, self._lease_sec)
-                self._last_contact = self._clock()
-            except Refused as exc:
-                if exc.not_mine:
-                    self._lost(h, exc.code or str(exc.problem.status))
-                else:
-                    self._refused(exc, f'lease renewal of job {h.job_id}')
-            except BackendError as exc:
-                log.warning('job %s: lease renewal failed: %s; the timer goes on', h.job_id, exc)
+            code = codes.get(h.job_id)
+            if code in NOT_MINE:
+                self._lost(h, code)
+            elif code is not None:
+                log.warning('job %s: lease renewal refused (%s)', h.job_id, code)
+
+    def _renew_one(self, h: Held) -> None:
+        try:
+            self._client.renew(h.job_id, h.token, self._lease_sec)
+            self._last_contact = self._clock()
+        except Refused as exc:
+            if exc.not_mine:
+                self._lost(h, exc.code)
+            else:
+                self._refused(exc, f'lease renewal of job {h.job_id}')
+        except BackendError as exc:
+            log.warning('job %s: lease renewal failed: %s; the timer goes on', h.job_id, exc)
 
     def _lost(self, held: Held, code: str) -> None:
         if not self._held.holds(held):
@@ -142,9 +168,11 @@ class LeaseKeeper(LoopThread):
         self._on_lost(held)
 
     def _refused(self, exc: Refused, what: str) -> None:
-        if exc.code == 'runner.notApproved':
-            log.error('%s: this runner is not approved any more; asking the server again', what)
-            self._on_not_approved()
+        if exc.transient and not exc.bare_404:
+            # It answered: the server is there, in maintenance or busy.
+            self._last_contact = self._clock()
+        if exc.code in ('runner.notApproved', UNKNOWN_KEY):
+            self._rejoin.ask(f'{what}: {exc}')
         elif exc.transient:
             log.info('%s: the server is away (%s); the timer goes on', what, exc)
         else:

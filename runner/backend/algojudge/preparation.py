@@ -45,6 +45,8 @@ LOCK_WAIT_SEC = 900
 LOCK_SLICE_SEC = 1.0
 _NAMES_FILE = 'names.json'  # written last: a package folder without it is not trusted
 _FOLDER_ID = re.compile(r'[A-Za-z0-9_-]{1,64}')
+_SHA256 = re.compile(r'[0-9a-f]{64}')
+MAX_PACKAGES = 64  # kept unpacked, the most recently used
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +75,8 @@ class PackageCache:
             names = _read_names(folder)
             if names is None:
                 names = self._fetch(file_id, sha256, folder, stop)
+            else:
+                os.utime(folder / _NAMES_FILE)  # used now: the last to be evicted
         return folder / 'files', names
 
     def _fetch(self, file_id: str, sha256: str, folder: pathlib.Path,
@@ -95,15 +99,35 @@ class PackageCache:
                                     max_total_bytes=package.MAX_TOTAL_BYTES,
                                     max_expansion=package.MAX_EXPANSION)
         except DigestMismatch:
+            shutil.rmtree(folder, ignore_errors=True)
             raise NotJudgeable('the package does not match its SHA-256') from None
         except ZipRejected as exc:
+            shutil.rmtree(folder, ignore_errors=True)
             raise NotJudgeable(str(exc)) from None
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         finally:
             archive.unlink(missing_ok=True)
-        if len(names) > package.MAX_ENTRIES:
-            raise NotJudgeable(f'package: more than {package.MAX_ENTRIES} entries')
         (folder / _NAMES_FILE).write_text(json.dumps(sorted(names)))
+        self._evict(keep=folder)
         return tuple(sorted(names))
+
+    def _evict(self, keep: pathlib.Path) -> None:
+        """Beyond MAX_PACKAGES, the least recently used go (under their own
+        lock, skipped while another preparation holds it: the job folders
+        hold links to their files, so a package in use can go)."""
+        kept = sorted((p for p in self._root.iterdir() if p.is_dir() and p != keep),
+                      key=lambda p: _last_used(p),
+                      reverse=True)
+        for old in kept[MAX_PACKAGES - 1:]:
+            lock = self._locks.lock(old.name) if _SHA256.fullmatch(old.name) else None
+            if lock is None or not lock.acquire(0):
+                continue
+            try:
+                shutil.rmtree(old, ignore_errors=True)
+            finally:
+                lock.release()
 
     @contextlib.contextmanager
     def _held(self, sha256: str, stop: threading.Event) -> Iterator[None]:
@@ -144,7 +168,7 @@ class Preparer:
         source = claimed.source
         admitted = admit(config, claimed.language, source.file_name, source.size_bytes)
         if isinstance(admitted, Refusal):
-            return Prepared(config, tests, None, None, admitted)
+            return Prepared(config, tests, admitted.toolchain, None, admitted)
         job_dir = self._folders.create(_folder_id(claimed.job_id))
         try:
             job = self._lay_out(claimed, config, tests, admitted, files, names, job_dir, stop)
@@ -230,6 +254,13 @@ def _link(source: pathlib.Path, dest: pathlib.Path) -> None:
         os.link(source, dest)
     except OSError:
         shutil.copyfile(source, dest)
+
+
+def _last_used(folder: pathlib.Path) -> float:
+    try:
+        return (folder / _NAMES_FILE).stat().st_mtime
+    except OSError:
+        return 0.0  # half made, or being removed
 
 
 def _read_names(folder: pathlib.Path) -> Optional[Tuple[str, ...]]:

@@ -19,9 +19,10 @@ import threading
 import time
 from typing import Callable, Optional, Union
 
-from runner.backend.algojudge.client import AlgoJudgeClient, Refused
+from runner.backend.algojudge.client import UNKNOWN_KEY, AlgoJudgeClient, Refused
+from runner.backend.algojudge.enrolment import Rejoin
 from runner.backend.algojudge.held import Held, HeldJobs
-from runner.backend.algojudge.reports import JobReport
+from runner.backend.algojudge.reports import JobReport, failure
 from runner.backend.http_session import BackendError
 from runner.threads import join_all
 from runner.waiting import jittered
@@ -48,6 +49,7 @@ class Reporter:
                  finalize: Callable[[Held], None],
                  *,
                  workers: int = 4,
+                 rejoin: Optional[Rejoin] = None,
                  wait: Optional[Callable[[float], None]] = None,
                  clock: Callable[[], float] = time.monotonic,
                  rng: Optional[random.Random] = None):
@@ -55,6 +57,7 @@ class Reporter:
         self._client = client
         self._held = held
         self._finalize = finalize
+        self._rejoin = rejoin or Rejoin()
         self._wait = wait or time.sleep
         self._clock = clock
         self._rng = rng or random.Random()
@@ -66,8 +69,12 @@ class Reporter:
             for n in range(workers)
         ]
 
-    def submit(self, item: Union[JobReport, Release], held: Optional[Held] = None) -> None:
-        """A report of `held`'s claim, or a Release (which names its own)."""
+    def submit(self,
+               item: Union[JobReport, Release, Callable[[], JobReport]],
+               held: Optional[Held] = None) -> None:
+        """A report of `held`'s claim (or what makes it, called on a
+        reporter's thread: the dispatcher's lock is no place to score), or a
+        Release (which names its own claim). Enqueues only."""
         self._queue.put((item, held))
 
     def queued(self) -> int:
@@ -103,9 +110,21 @@ class Reporter:
                 if isinstance(item, Release):
                     self._release(item)
                 else:
-                    self._report(item, held)
+                    self._report(self._made(item, held), held)
             except Exception:
                 log.exception('reporting failed unexpectedly; going on')
+                if held is not None and self._held.remove(held):
+                    self._finalize(held)  # its lease runs out: the job is judged again
+
+    def _made(self, item: Union[JobReport, Callable[[], JobReport]], held: Held) -> JobReport:
+        if isinstance(item, JobReport):
+            return item
+        try:
+            return item()
+        except Exception as exc:
+            log.exception('job %s: making its report failed', held.job_id)
+            return failure(held.job_id, held.token,
+                           f'the runner failed making the report ({type(exc).__name__})')
 
     def _release(self, item: Release) -> None:
         held = item.held
@@ -137,6 +156,8 @@ class Reporter:
     def _attach(self, report: JobReport, held: Held) -> bool:
         """Upload and attach; False when the job turned out not to be ours."""
         for attachment in report.attachments:
+            if not self._held.holds(held):
+                return False  # taken back meanwhile: no further call with its token
             try:
                 file_id = self._client.upload(attachment.file_name, attachment.content_type,
                                               attachment.data)
@@ -157,6 +178,8 @@ class Reporter:
         deadline = self._clock() + held.lease_sec
         attempt = 0
         while True:
+            if not self._held.holds(held):
+                return  # taken back meanwhile: no further call with its token
             try:
                 answer = self._client.report(held.job_id, report.body)
             except Refused as exc:
@@ -164,13 +187,19 @@ class Reporter:
                     log.info('job %s: no longer this runner\'s (%s); dropped', held.job_id,
                              exc.code)
                     return
-                if not exc.transient:
+                if exc.code in ('runner.notApproved', UNKNOWN_KEY):
+                    # Perhaps for a moment: the result is kept and sent again
+                    # within its lease while the runner asks where it stands.
+                    self._rejoin.ask(f'job {held.job_id}: reporting: {exc}')
+                    delay = self._delay(attempt)
+                elif not exc.transient:
                     # Our bug (422 and the like): loudly, and never the same body again.
                     log.error('job %s: the report was refused: %s (%s)', held.job_id, exc,
                               exc.problem.detail)
                     self._gave_up()
                     return
-                delay = max(self._delay(attempt), exc.problem.retry_after_sec or 0)
+                else:
+                    delay = max(self._delay(attempt), exc.problem.retry_after_sec or 0)
             except BackendError as exc:
                 delay = self._delay(attempt)
                 log.warning('job %s: reporting failed (%s); sending it again', held.job_id, exc)

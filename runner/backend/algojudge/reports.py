@@ -109,8 +109,9 @@ def _outcome(test, result: CaseResult) -> TestOutcome:
     note = result.note
     if result.status is Status.RE and not note:
         note = f'exit code {result.exit_code}'
-    return TestOutcome(test, reason, result.percent if reason is None else 0,
-                       result.exec_time_ms * 1000, result.memory_kb * 1024 or None, note[:1000])
+    cpu_us = result.cpu_us or result.exec_time_ms * 1000
+    return TestOutcome(test, reason, result.percent if reason is None else 0, cpu_us,
+                       result.memory_kb * 1024 or None, note[:1000])
 
 
 def _word(result: CaseResult) -> str:
