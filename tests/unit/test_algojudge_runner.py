@@ -527,3 +527,52 @@ def test_files_fetched_while_the_server_is_away_are_retried_within_the_lease():
     claimer.claim_once()
     assert 3 <= Away.calls <= 5  # every 15 s at least (Retry-After), for 60 s
     assert claimer._reporter.items == [] and len(held) == 0  # left to its lease
+
+
+def test_approval_withdrawn_while_reporting_keeps_the_result_and_asks_to_rejoin():
+    from runner.backend.algojudge.enrolment import Rejoin
+    clock, held, finalized, waits = Clock(), HeldJobs(), [], []
+    h = held.add(claimed(), 600, clock())
+    client = Client(report=[refused(403, 'runner.notApproved'), Reported('completed', False)])
+    rejoin = Rejoin()
+    reporter = Reporter(client,
+                        held,
+                        finalized.append,
+                        workers=1,
+                        rejoin=rejoin,
+                        wait=lambda s: waits.append(s),
+                        clock=clock)
+    reporter.submit(failure('job-1', 'token-1', 'x'), h)
+    drive(reporter)
+    assert [c[0] for c in client.calls] == ['report', 'report']
+    assert rejoin.take() and reporter.given_up == 0
+
+
+def test_a_job_taken_back_while_its_report_is_resent_gets_no_further_call():
+    clock, held, finalized, waits = Clock(), HeldJobs(), [], []
+    h = held.add(claimed(), 600, clock())
+    client = Client(report=[refused(503)] * 3)
+
+    def wait(seconds):
+        held.remove(h)  # the lease keeper heard it was taken back
+
+    reporter = Reporter(client, held, finalized.append, workers=1, wait=wait, clock=clock)
+    reporter.submit(failure('job-1', 'token-1', 'x'), h)
+    drive(reporter)
+    assert len(client.calls) == 1
+
+
+def test_a_report_that_cannot_be_made_is_a_failure_of_the_judge():
+    clock, held, finalized, waits = Clock(), HeldJobs(), [], []
+    h = held.add(claimed(), 600, clock())
+    client = Client(report=[Reported('queued', False)])
+    reporter = reporter_of(client, held, clock, finalized, waits)
+
+    def broken():
+        raise ZeroDivisionError()
+
+    reporter.submit(broken, h)
+    drive(reporter)
+    (call, ) = client.calls
+    assert call[2]['infrastructureFailure'] is True
+    assert 'ZeroDivisionError' in call[2]['failureReason']
