@@ -290,20 +290,7 @@ class Daemon:
                 if job is None or not dispatcher.cancel(job):
                     finalize(h)
 
-        def on_host_fault(fault):
-            dispatcher.pause()
-            dispatcher.drain_unstarted(hand_back)
-
-        health = HostHealth(lambda: host_problem(sandbox, s),
-                            on_fault=on_host_fault,
-                            on_recover=lambda: dispatcher.resume())
-        dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
-                                on_complete=on_complete,
-                                max_workers=s.max_container_number,
-                                on_superseded=lambda job: folders.remove(job.job_dir),
-                                on_abandon=hand_back,
-                                on_host_fault=health.report,
-                                job_scope=lambda job: about_job(job.job_id, job.submission_id))
+        dispatcher, health = self._judging(sandbox, folders, on_complete, hand_back)
         claim_client = client.sibling()
         packages = algojudge_preparation.PackageCache(s.testdata_root / 'algojudge', claim_client,
                                                       make_locks(s.redis_url, s.testdata_root))
@@ -392,23 +379,7 @@ class Daemon:
             newer = tracker.claims_of(job.job_id) > 1
             sender.submit(AbortReport.for_job(job, AbortReason.DRAIN, release_only=newer))
 
-        def on_host_fault(fault):
-            # Nothing more starts, and what has not started goes back at once
-            # (its abort queued before it leaves the dispatcher); started jobs
-            # finish where their sandboxes still work, or come back one by one.
-            dispatcher.pause()
-            dispatcher.drain_unstarted(hand_back)
-
-        health = HostHealth(lambda: host_problem(sandbox, s),
-                            on_fault=on_host_fault,
-                            on_recover=lambda: dispatcher.resume())
-        dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
-                                on_complete=on_complete,
-                                max_workers=s.max_container_number,
-                                on_superseded=lambda job: folders.remove(job.job_dir),
-                                on_abandon=hand_back,
-                                on_host_fault=health.report,
-                                job_scope=lambda job: about_job(job.job_id, job.submission_id))
+        dispatcher, health = self._judging(sandbox, folders, on_complete, hand_back)
         poller = Poller(poller_client,
                         tracker,
                         Preparer(poller_client, testdata, folders),
@@ -422,6 +393,32 @@ class Daemon:
                               self._on_identity_lost)
         return _Parts(tracker, folders, dispatcher, sender, poller, heartbeat, health,
                       lambda job: sender.submit(AbortReport.for_job(job, AbortReason.DRAIN)))
+
+    def _judging(self, sandbox: DockerSandbox, folders: JobFolders, on_complete,
+                 hand_back) -> Tuple[Dispatcher, HostHealth]:
+        """The dispatcher over the sandbox, and the host's health, whatever
+        the protocol: `on_complete(job, results)` and `hand_back(job, fault)`
+        are the protocol's (called under the dispatcher's lock: enqueue only)."""
+        s = self._settings
+
+        def on_host_fault(fault):
+            # Nothing more starts, and what has not started goes back at once
+            # (queued before it leaves the dispatcher); started jobs finish
+            # where their sandboxes still work, or come back one by one.
+            dispatcher.pause()
+            dispatcher.drain_unstarted(hand_back)
+
+        health = HostHealth(lambda: host_problem(sandbox, s),
+                            on_fault=on_host_fault,
+                            on_recover=lambda: dispatcher.resume())
+        dispatcher = Dispatcher(metrics.MeteredSandbox(sandbox),
+                                on_complete=on_complete,
+                                max_workers=s.max_container_number,
+                                on_superseded=lambda job: folders.remove(job.job_dir),
+                                on_abandon=hand_back,
+                                on_host_fault=health.report,
+                                job_scope=lambda job: about_job(job.job_id, job.submission_id))
+        return dispatcher, health
 
     def _drain(self, parts: _Parts) -> int:
         """After the stop: drain, unless the identity was lost (then exit at once)."""
