@@ -168,12 +168,13 @@ class Daemon:
         finally:
             sandbox.stop()
             sandbox.join(SANDBOX_STOP_SEC)
-            if not self._identity_lost.is_set():
+            if not self._identity_lost.is_set() or self._settings.backend_protocol == 'algojudge':
                 # Busy containers of runs a drain cut short are not left
-                # running. After an identity loss they are left alone: killing
-                # them would turn their runs into JE reports on the way out;
-                # they end with their run, and the next start removes them
-                # (and the job folders with them).
+                # running. After a Normal-OJ identity loss they are left
+                # alone: killing them would turn their runs into JE reports on
+                # the way out; they end with their run, and the next start
+                # removes them (and the job folders with them). A revoked
+                # AlgoJudge runner reports nothing more: everything goes.
                 sandbox.remove_leftovers()
                 if self._folders is not None:
                     self._folders.close()
@@ -284,11 +285,17 @@ class Daemon:
                 reporter.submit(Release(h, why))
 
         def on_lost(h: Held) -> None:
-            # Not this runner's any more: no report, and its runs stop now.
+            # Not this runner's any more: no report, and its runs stop now,
+            # off the lease keeper's thread (killing runs is the engine's
+            # work, and every other lease waits on that thread).
             if held.remove(h):
-                job = getattr(h.prepared, 'job', None)
-                if job is None or not dispatcher.cancel(job):
-                    finalize(h)
+                threading.Thread(target=stop_judging, args=(h, ), name='cancel',
+                                 daemon=True).start()
+
+        def stop_judging(h: Held) -> None:
+            job = getattr(h.prepared, 'job', None)
+            if job is None or not dispatcher.cancel(job):
+                finalize(h)
 
         dispatcher, health = self._judging(sandbox, folders, on_complete, hand_back)
         claim_client = client.sibling()
@@ -321,14 +328,23 @@ class Daemon:
         return _Parts(held, folders, dispatcher, reporter, claimer, keeper, health, hand_back,
                       give_up_unfinished)
 
-    def _enrol_again(self, client: AlgoJudgeClient) -> None:
+    def _enrol_again(self, client: AlgoJudgeClient) -> bool:
         """From the claimer, which claims nothing meanwhile: approval was
-        withdrawn. Register again to find out; revoked: exit at once."""
-        try:
-            enrol(client, self._settings.runner_name, self._stop)
-        except (Revoked, EnrolmentRefused) as exc:
-            log.error('%s: exiting', exc)
-            self._on_identity_lost()
+        withdrawn, or the key forgotten. Register again to find out: False
+        (claim no more) when revoked, which exits at once, or stopped."""
+        while not self._stop.is_set():
+            try:
+                return enrol(client, self._settings.runner_name, self._stop) is not None
+            except Revoked as exc:
+                log.error('%s: exiting', exc)
+                self._on_identity_lost()
+                return False
+            except EnrolmentRefused as exc:
+                # Mid-run, a proxy's page or a WAF's refusal is no reason to
+                # abandon every claim: loudly, and again.
+                log.error('joining the server again was refused: %s; trying again', exc)
+                self._stop.wait(30)
+        return False
 
     def _register(self) -> Optional[Registration]:
         """None when a stop came first (even while the request was out)."""

@@ -131,9 +131,23 @@ def test_a_source_that_is_not_its_checksum_is_not_judgeable(world):
 def test_the_cache_keeps_the_most_recently_used_packages(world, tmp_path, monkeypatch):
     files, folders, cache, preparer = world
     monkeypatch.setattr(preparation, 'MAX_PACKAGES', 2)
+    monkeypatch.setattr(preparation, 'IN_USE_SEC', 0)
     packages = [make_zip([('config.yml', b'# %d' % n)]) for n in range(3)]
     shas = []
     for package in packages:
         shas.append(files.add(f'p{len(shas)}', package))
         cache.get(f'p{len(shas) - 1}', shas[-1], threading.Event())
     assert sorted(p.name for p in (tmp_path / 'packages').iterdir()) == sorted(shas[1:])
+
+
+def test_a_download_over_its_bound_is_not_judgeable_at_once(world):
+    from runner.backend.http_session import TooLarge
+    files, folders, cache, preparer = world
+    claimed = claim(files, samples.package('sum'), b'x = 1\n', 'a.py', 'python3')
+
+    def too_large(file_id, sha256, dest, **kw):
+        raise TooLarge('over the limit')
+
+    files.download = too_large
+    with pytest.raises(NotJudgeable, match='over'):
+        preparer.prepare(claimed, threading.Event())

@@ -126,17 +126,18 @@ def test_an_older_server_without_the_batch_route_is_renewed_job_by_job():
     clock, held = Clock(), HeldJobs()
     h = held.add(claimed(), 40, clock())
     lost = []
-    client = Client(renew_all=[refused(404)] * 3, renew=[None, refused(403, 'runner.lease.stale')])
+    client = Client(renew_all=[refused(404)] * 3,
+                    renew=[None, None, None, refused(403, 'runner.lease.stale')])
     keeper = LeaseKeeper(client, held, lease_sec=40, on_lost=lost.append, clock=clock)
-    for _ in range(3):  # a proxy's 404 now and then is not an older server
+    for _ in range(3):
         clock.now += 10
         keeper.tick()
-    assert [c[0] for c in client.calls] == ['renew_all'] * 3 and lost == []
+    # Every round renewed all the same (a lease never waits for the route),
+    # and after three in a row the route is not asked any more.
+    assert [c[0] for c in client.calls] == ['renew_all', 'renew'] * 3 and lost == []
     clock.now += 10
     keeper.tick()
-    clock.now += 10
-    keeper.tick()
-    assert [c[0] for c in client.calls] == ['renew_all'] * 3 + ['renew'] * 2  # never batch again
+    assert [c[0] for c in client.calls] == ['renew_all', 'renew'] * 3 + ['renew']
     assert lost == [h]
 
 
@@ -144,7 +145,7 @@ def test_a_bare_404_is_never_taken_for_not_mine():
     clock, held = Clock(), HeldJobs()
     held.add(claimed(), 40, clock())
     lost = []
-    client = Client(renew_all=[refused(404)])
+    client = Client(renew_all=[refused(404)], renew=[refused(404)])
     keeper = LeaseKeeper(client, held, lease_sec=40, on_lost=lost.append, clock=clock)
     clock.now += 10
     keeper.tick()
@@ -576,3 +577,39 @@ def test_a_report_that_cannot_be_made_is_a_failure_of_the_judge():
     (call, ) = client.calls
     assert call[2]['infrastructureFailure'] is True
     assert 'ZeroDivisionError' in call[2]['failureReason']
+
+
+@pytest.mark.parametrize('status, code', [(401, 'unauthenticated'), (403, 'runner.nonce.expired'),
+                                          (403, 'runner.signature'), (404, 'runner.key.unknown')])
+def test_a_refusal_about_the_runner_itself_keeps_the_result(status, code):
+    from runner.backend.algojudge.enrolment import Rejoin
+    clock, held, finalized, waits = Clock(), HeldJobs(), [], []
+    h = held.add(claimed(), 600, clock())
+    client = Client(report=[refused(status, code), Reported('completed', False)])
+    rejoin = Rejoin()
+    reporter = Reporter(client,
+                        held,
+                        finalized.append,
+                        workers=1,
+                        rejoin=rejoin,
+                        wait=lambda s: waits.append(s),
+                        clock=clock)
+    reporter.submit(failure('job-1', 'token-1', 'x'), h)
+    drive(reporter)
+    assert len(client.calls) == 2 and reporter.given_up == 0 and rejoin.take()
+
+
+def test_a_revoked_runner_claims_no_more():
+    from runner.backend.algojudge.enrolment import Rejoin
+    clock, held = Clock(), HeldJobs()
+    rejoin = Rejoin()
+    rejoin.ask('approval withdrawn')
+    client = Client(claim=[])
+    claimer = claimer_of(client,
+                         held,
+                         Preparer(None),
+                         clock,
+                         rejoin=rejoin,
+                         on_not_approved=lambda: False)
+    claimer._run()  # returns: no claim is asked after a revocation
+    assert client.calls == []

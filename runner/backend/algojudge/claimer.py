@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from runner.backend.algojudge.client import UNKNOWN_KEY, AlgoJudgeClient, Refused, Unreachable
+from runner.backend.algojudge.client import AlgoJudgeClient, Refused, Unreachable
 from runner.backend.algojudge.enrolment import Rejoin
 from runner.backend.algojudge.held import Held, HeldJobs
 from runner.backend.algojudge.preparation import Preparer
@@ -58,7 +58,7 @@ class Claimer(LoopThread):
                  lease_sec: int,
                  health: Optional[HostHealth] = None,
                  finalize: Callable[[Held], None] = lambda held: None,
-                 on_not_approved: Callable[[], None] = lambda: None,
+                 on_not_approved: Callable[[], bool] = lambda: True,
                  rejoin: Optional[Rejoin] = None,
                  wait_sec: int = WAIT_SEC,
                  clock: Callable[[], float] = time.monotonic,
@@ -115,7 +115,8 @@ class Claimer(LoopThread):
             if self._rejoin.take():
                 # Approval withdrawn, or the key forgotten: nothing is
                 # claimed until the server says where this runner stands.
-                self._on_not_approved()
+                if not self._on_not_approved():
+                    return  # revoked, or stopped meanwhile
                 continue
             if self._health is not None and not self._health.healthy:
                 # Nothing is claimed until the host can judge again.
@@ -205,12 +206,21 @@ class Claimer(LoopThread):
                 self._host_fault(held, fault)
                 return None
             except Refused as exc:
-                if exc.not_mine or not exc.transient:
+                if exc.not_mine:
                     log.info('job %s: its files were refused (%s): not this runner\'s any more',
                              claimed.job_id, exc)
                     self._held.remove(held)
                     return None
-                log.warning('job %s: the server is away (%s)', claimed.job_id, exc)
+                if exc.standing:
+                    self._rejoin.ask(f'job {claimed.job_id}: downloading: {exc}')
+                elif not exc.transient:
+                    log.error('job %s: its files were refused: %s', claimed.job_id, exc)
+                    self._reporter.submit(
+                        reports.failure(claimed.job_id, claimed.lease_token,
+                                        f'the server refused its files ({exc})'), held)
+                    return None
+                else:
+                    log.warning('job %s: the server is away (%s)', claimed.job_id, exc)
                 delay = max(self._delay(attempt), exc.problem.retry_after_sec or 0)
             except BackendError as exc:
                 log.warning('job %s: downloading failed (%s)', claimed.job_id, exc)
@@ -261,10 +271,15 @@ class Claimer(LoopThread):
             self._dispatcher.handle(job)
         except HostFault as exc:
             self._host_fault(held, exc)
+            return
         except ValueError as exc:
             log.error('job %s: the dispatcher refused it: %s', claimed.job_id, exc)
             self._reporter.submit(
                 reports.failure(claimed.job_id, claimed.lease_token, f'the runner: {exc}'), held)
+            return
+        if not self._held.holds(held):
+            # Taken back between the check above and the dispatch: stopped now.
+            self._dispatcher.cancel(job)
 
     def _host_fault(self, held: Held, fault: HostFault) -> None:
         """Never a verdict: the claim goes back for a runner whose host can judge."""
@@ -274,7 +289,7 @@ class Claimer(LoopThread):
             self._health.report(fault)
 
     def _refused(self, exc: Refused) -> float:
-        if exc.code in ('runner.notApproved', UNKNOWN_KEY):
+        if exc.standing:
             self._rejoin.ask(f'claiming: {exc}')
             return 0  # the loop's top joins again first
         if exc.transient:

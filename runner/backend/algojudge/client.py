@@ -65,6 +65,15 @@ class Refused(BackendError):
                 or self.code == 'server.maintenance' or self.bare_404)
 
     @property
+    def standing(self) -> bool:
+        """About this runner, not the call (a token refused twice, a
+        handshake that failed, approval withdrawn, the key forgotten): the
+        call is tried again once the runner has joined again."""
+        code = self.code or ''
+        return (code in ('unauthenticated', 'runner.notApproved', 'runner.signature', UNKNOWN_KEY)
+                or code.startswith('runner.nonce.') or self.problem.status == 401)
+
+    @property
     def bare_404(self) -> bool:
         return self.problem.status == 404 and self.code is None
 
@@ -167,8 +176,8 @@ class AlgoJudgeClient:
                               '/runner/auth/challenge', {'fingerprint': self._key.fingerprint},
                               anonymous=True)
         except Refused as exc:
-            if exc.problem.status == 404:
-                return None  # a key the server does not know yet
+            if exc.problem.status == 404 and not exc.bare_404:
+                return None  # the server's own word: a key it does not know yet
             raise
         return self._parse(wire.parse_challenge, body, 'POST /runner/auth/challenge')
 

@@ -116,28 +116,30 @@ class LeaseKeeper(LoopThread):
         for h in due:
             first.setdefault(h.job_id, h)
         alone = [h for h in due if first[h.job_id] is not h]
-        if self._batch:
-            self._renew_batch(list(first.values()))
-        else:
+        if not self._batch or not self._renew_batch(list(first.values())):
             alone = due
         for h in alone:
             self._renew_one(h)
 
-    def _renew_batch(self, due: List[Held]) -> None:
+    def _renew_batch(self, due: List[Held]) -> bool:
+        """False when the route is not there (renew them one by one now)."""
         try:
             items = self._client.renew_all([(h.job_id, h.token) for h in due], self._lease_sec)
         except Refused as exc:
             if exc.bare_404:
+                # An older server, or a proxy's 404 for a moment: this round
+                # goes job by job either way, and after a few in a row, every
+                # round (a lease must never wait for the route to come back).
                 self._batch_404s += 1
                 if self._batch_404s >= BATCH_404S:
                     log.info('the server has no batch renewal: renewing one job at a time')
                     self._batch = False
-                return  # the timer goes on
+                return False
             self._refused(exc, 'lease renewal')
-            return
+            return True
         except BackendError as exc:
             log.warning('lease renewal of %d job(s) failed: %s; the timer goes on', len(due), exc)
-            return
+            return True
         self._batch_404s = 0
         self._last_contact = self._clock()
         codes = {item.job_id: item.code for item in items}
@@ -147,6 +149,7 @@ class LeaseKeeper(LoopThread):
                 self._lost(h, code)
             elif code is not None:
                 log.warning('job %s: lease renewal refused (%s)', h.job_id, code)
+        return True
 
     def _renew_one(self, h: Held) -> None:
         try:
@@ -168,8 +171,9 @@ class LeaseKeeper(LoopThread):
         self._on_lost(held)
 
     def _refused(self, exc: Refused, what: str) -> None:
-        if exc.transient and not exc.bare_404:
-            # It answered: the server is there, in maintenance or busy.
+        if not exc.bare_404:
+            # The server itself answered (in maintenance, busy, or waiting
+            # for an administrator): this runner is alive and in touch.
             self._last_contact = self._clock()
         if exc.code in ('runner.notApproved', UNKNOWN_KEY):
             self._rejoin.ask(f'{what}: {exc}')

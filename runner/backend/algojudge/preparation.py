@@ -19,13 +19,14 @@ import pathlib
 import re
 import shutil
 import threading
+import time
 import uuid
 from typing import Iterator, Optional, Tuple
 
 from dispatcher.job import MAX_CASES_PER_TASK, MAX_TASKS, Job, TaskMeta, case_file
 from runner.backend.algojudge.client import AlgoJudgeClient, DigestMismatch
 from runner.backend.algojudge.wire import Claimed
-from runner.backend.http_session import Interrupted
+from runner.backend.http_session import Interrupted, TooLarge
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import Locks
 from runner.prep.zips import ZipRejected, extract_package
@@ -47,6 +48,7 @@ _NAMES_FILE = 'names.json'  # written last: a package folder without it is not t
 _FOLDER_ID = re.compile(r'[A-Za-z0-9_-]{1,64}')
 _SHA256 = re.compile(r'[0-9a-f]{64}')
 MAX_PACKAGES = 64  # kept unpacked, the most recently used
+IN_USE_SEC = 3600  # a package used this recently is never evicted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +103,9 @@ class PackageCache:
         except DigestMismatch:
             shutil.rmtree(folder, ignore_errors=True)
             raise NotJudgeable('the package does not match its SHA-256') from None
+        except TooLarge:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise NotJudgeable(f'the package is over {MAX_PACKAGE_BYTES} bytes') from None
         except ZipRejected as exc:
             shutil.rmtree(folder, ignore_errors=True)
             raise NotJudgeable(str(exc)) from None
@@ -121,6 +126,8 @@ class PackageCache:
                       key=lambda p: _last_used(p),
                       reverse=True)
         for old in kept[MAX_PACKAGES - 1:]:
+            if time.time() - _last_used(old) < IN_USE_SEC:
+                continue  # a preparation may still read it after its lock
             lock = self._locks.lock(old.name) if _SHA256.fullmatch(old.name) else None
             if lock is None or not lock.acquire(0):
                 continue
@@ -192,6 +199,8 @@ class Preparer:
                                          stop=stop)
         except DigestMismatch:
             raise NotJudgeable('the source file does not match its SHA-256') from None
+        except TooLarge:
+            raise NotJudgeable('the source file is larger than the job says') from None
         if size != claimed.source.size_bytes:
             raise NotJudgeable('the source file is not the size the job says')
         if len(config.groups) > MAX_TASKS:

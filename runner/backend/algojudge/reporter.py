@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Callable, Optional, Union
 
-from runner.backend.algojudge.client import UNKNOWN_KEY, AlgoJudgeClient, Refused
+from runner.backend.algojudge.client import AlgoJudgeClient, Refused
 from runner.backend.algojudge.enrolment import Rejoin
 from runner.backend.algojudge.held import Held, HeldJobs
 from runner.backend.algojudge.reports import JobReport, failure
@@ -130,8 +130,13 @@ class Reporter:
         held = item.held
         if not self._held.remove(held):
             return  # ended already
-        self._finalize(held)
-        log.info('job %s: released (%s)', held.job_id, item.why)
+        try:
+            self._finalize(held)
+        finally:
+            self._send_release(held, item.why)
+
+    def _send_release(self, held: Held, why: str) -> None:
+        log.info('job %s: released (%s)', held.job_id, why)
         try:
             self._client.release(held.job_id, held.token)
         except Refused as exc:
@@ -187,7 +192,7 @@ class Reporter:
                     log.info('job %s: no longer this runner\'s (%s); dropped', held.job_id,
                              exc.code)
                     return
-                if exc.code in ('runner.notApproved', UNKNOWN_KEY):
+                if exc.standing:
                     # Perhaps for a moment: the result is kept and sent again
                     # within its lease while the runner asks where it stands.
                     self._rejoin.ask(f'job {held.job_id}: reporting: {exc}')
