@@ -28,17 +28,17 @@ from runner.backend.noj.outbound import AbortReason
 from runner.config import ConfigError, Settings, check_folders
 from runner.drain import drain
 from runner.exit_codes import ExitCode
-from runner.heartbeat import Heartbeat
+from runner.backend.noj.heartbeat import Heartbeat
 from runner.host_health import HostHealth
 from runner.logs import about_job, set_runner_id
-from runner.poller import Poller
+from runner.backend.noj.poller import Poller
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import make_locks
-from runner.prep.prepare import Preparer
-from runner.prep.testdata import TestdataCache
-from runner.registration import RegistrationRefused, register
-from runner.reports import AbortReport, CompleteReport
-from runner.result_sender import ResultSender
+from runner.backend.noj.prepare import Preparer
+from runner.backend.noj.testdata import TestdataCache
+from runner.backend.noj.registration import RegistrationRefused, register
+from runner.backend.noj.reports import AbortReport, CompleteReport
+from runner.backend.noj.result_sender import ResultSender
 from runner.status_server import StatusServer
 from runner.version import VERSION
 from sandbox.docker_sandbox import COMPILE_MEMORY_KB, DockerSandbox, ImageMismatch, MiB

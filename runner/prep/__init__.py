@@ -1,11 +1,11 @@
-"""Job preparation: from a claimed payload to a job folder the sandbox can judge.
+"""Job preparation both protocols share: what a claimed job's files go
+through on their way to a folder the sandbox can judge.
 
-- `prepare.py`: the steps, in order (code zip, testdata, the job's folder).
-- `testdata.py`: the per-problem testdata cache, checked against its checksum.
-- `locks.py`: the cache's cross-process locks (Redis, or a file lock).
-- `zips.py`: extracting the code and testdata zips within their bounds.
+- `zips.py`: extracting zips within their bounds (Normal-OJ's code and
+  testdata zips, AlgoJudge's packages).
+- `locks.py`: cross-process locks of the caches (Redis, or a file lock).
 - `job_folders.py`: one folder per claim generation, removed or backed up
   once its report is settled.
 
-A library: it runs on the poller's thread and starts no thread of its own.
+A library: it starts no thread of its own.
 """

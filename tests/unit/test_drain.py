@@ -6,7 +6,7 @@ import pytest
 from dispatcher.job import Job, TaskMeta
 from runner.backend.noj.outbound import AbortReason
 from runner.drain import POLLER_SHARE_SEC, drain
-from runner.reports import AbortReport
+from runner.backend.noj.reports import AbortReport
 from sandbox.languages import Language
 
 BUDGET = 100.0

@@ -2,7 +2,7 @@ import threading
 
 from runner.active_jobs import ActiveJobs
 from runner.backend.noj.client import Answer, Outcome
-from runner.heartbeat import Heartbeat
+from runner.backend.noj.heartbeat import Heartbeat
 from tests.unit.fakes import FakeTime
 
 OK = Answer(Outcome.ACCEPTED, 'HTTP 204')

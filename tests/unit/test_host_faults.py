@@ -10,7 +10,7 @@ import pytest
 from dispatcher.job import TaskMeta
 from runner.backend.noj.client import TokenRefused
 from runner.backend.noj.inbound import JobPayload
-from runner.prep.prepare import Preparer
+from runner.backend.noj.prepare import Preparer
 from sandbox.docker_sandbox import DockerSandbox, SandboxSettings
 from sandbox.languages import Language
 from sandbox.faults import FaultKind, HostFault, disk_fault

@@ -9,8 +9,8 @@ from runner.active_jobs import ActiveJobs
 from runner.backend.noj.client import ProtocolError, TransportError, UnexpectedStatus
 from runner.backend.noj.inbound import BadClaim, JobPayload
 from runner.backend.noj.outbound import AbortReason
-from runner.poller import Poller
-from runner.reports import AbortReport
+from runner.backend.noj.poller import Poller
+from runner.backend.noj.reports import AbortReport
 from sandbox.languages import Language
 from sandbox.faults import FaultKind, HostFault
 from tests.unit.fakes import FakeTime, NoJitter
@@ -204,7 +204,7 @@ def test_next_job_failure_waits_and_claims_nothing(error, wait):
 
 def test_an_outage_backs_off_and_is_said_when_it_starts_and_ends(caplog):
     rig = Rig(*[TransportError('GET next-job: connection refused (ConnectionError)')] * 8, None)
-    with caplog.at_level(logging.INFO, logger='runner.poller'):
+    with caplog.at_level(logging.INFO, logger='runner.backend.noj.poller'):
         for _ in range(9):
             rig.poller.poll_once()
     assert rig.time.waits[:8] == [1, 2, 4, 8, 16, 30, 30, 30]
@@ -217,7 +217,7 @@ def test_an_outage_backs_off_and_is_said_when_it_starts_and_ends(caplog):
 def test_a_poll_cut_short_by_stop_says_nothing(caplog):
     rig = Rig(TransportError('GET next-job: connection failed (ConnectionError)'))
     rig.stop()
-    with caplog.at_level(logging.INFO, logger='runner.poller'):
+    with caplog.at_level(logging.INFO, logger='runner.backend.noj.poller'):
         rig.poller.poll_once()
     assert caplog.records == []
 

@@ -10,13 +10,13 @@ from runner.active_jobs import ActiveJobs
 from runner.backend.noj.client import BackendClient
 from runner.backend.noj.inbound import RunnerIdentity, parse_claim
 from runner.backend.noj.outbound import AbortReason
-from runner.poller import Poller
+from runner.backend.noj.poller import Poller
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import FileLocks
-from runner.prep.prepare import MAX_SOURCE_BYTES, Preparer
-from runner.prep.testdata import TestdataCache as Cache
-from runner.prep.testdata import TestdataError as CacheError
-from runner.reports import AbortReport
+from runner.backend.noj.prepare import MAX_SOURCE_BYTES, Preparer
+from runner.backend.noj.testdata import TestdataCache as Cache
+from runner.backend.noj.testdata import TestdataError as CacheError
+from runner.backend.noj.reports import AbortReport
 from sandbox.languages import Language
 from tests.unit.fakes import make_zip, symlink
 

@@ -4,7 +4,7 @@ import pytest
 
 from runner.backend.noj.client import ProtocolError, TransportError, Unauthorized, UnexpectedStatus
 from runner.backend.noj.inbound import Registration, RunnerConfig, RunnerIdentity
-from runner.registration import RegistrationRefused, register
+from runner.backend.noj.registration import RegistrationRefused, register
 from tests.unit.fakes import NoJitter
 
 REGISTRATION = Registration(RunnerIdentity('rn_1', 'rk_secret'), RunnerConfig())
@@ -94,7 +94,7 @@ def test_stopped_before_start_never_calls():
 
 def test_real_wait_wakes_on_stop(monkeypatch):
     """With the default wait, a stop set from another thread ends an hour-long backoff."""
-    monkeypatch.setattr('runner.registration.BACKOFF_SEC', (3600, ))
+    monkeypatch.setattr('runner.backend.noj.registration.BACKOFF_SEC', (3600, ))
     attempted = threading.Event()
 
     class Client:

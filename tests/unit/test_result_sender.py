@@ -7,8 +7,8 @@ import pytest
 from runner.active_jobs import ActiveJobs
 from runner.backend.noj.client import Answer, Outcome
 from runner.backend.noj.outbound import AbortReason, complete_body
-from runner.reports import AbortReport, CompleteReport
-from runner.result_sender import ResultSender
+from runner.backend.noj.reports import AbortReport, CompleteReport
+from runner.backend.noj.result_sender import ResultSender
 from sandbox.results import CaseResult, Status
 from tests.unit.fakes import NoJitter
 

@@ -9,14 +9,14 @@ import zipfile
 
 import pytest
 
-import runner.prep.testdata
+import runner.backend.noj.testdata
 from dispatcher.job import TaskMeta
 from runner.backend.http_session import Interrupted
 from runner.prep.locks import FileLocks, RedisLocks
 # Aliased: pytest would try to collect names starting with "Test".
-from runner.prep.testdata import LockTimeout
-from runner.prep.testdata import TestdataCache as Cache
-from runner.prep.testdata import TestdataError as CacheError
+from runner.backend.noj.testdata import LockTimeout
+from runner.backend.noj.testdata import TestdataCache as Cache
+from runner.backend.noj.testdata import TestdataError as CacheError
 from runner.prep.zips import ZipRejected
 from sandbox.job import Role
 from sandbox.languages import Language
@@ -255,7 +255,7 @@ def test_a_crash_mid_extraction_leaves_no_usable_half_cache(tmp_path, monkeypatc
     """A process killed while unpacking, with some files written: the next
     process, asking for the same checksum, must not take what it left."""
     backend = FakeBackend(tmp_path, checksum='v2')
-    real_extract = runner.prep.testdata.extract_testdata
+    real_extract = runner.backend.noj.testdata.extract_testdata
 
     def extract_then_crash(path, dest, limit):
         real_extract(path, dest, limit)
@@ -266,7 +266,7 @@ def test_a_crash_mid_extraction_leaves_no_usable_half_cache(tmp_path, monkeypatc
     doomed = Job(tmp_path, 'doomed')
 
     def crashing_install():
-        monkeypatch.setattr(runner.prep.testdata, 'extract_testdata', extract_then_crash)
+        monkeypatch.setattr(runner.backend.noj.testdata, 'extract_testdata', extract_then_crash)
         cache(tmp_path, backend,
               FileLocks(tmp_path / 'locks')).install(PROBLEM, TASKS, doomed.testdata, doomed.src,
                                                      threading.Event())
@@ -544,6 +544,6 @@ def test_a_cache_of_an_older_layout_is_refreshed_whatever_its_checksum(tmp_path)
 
 def test_problem_files_over_their_bound_are_refused(tmp_path, monkeypatch):
     """chaos/ and checker/ are copied into every job: bounded, naming the folder."""
-    monkeypatch.setattr(runner.prep.testdata, 'MAX_PROBLEM_FILES_BYTES', 10)
+    monkeypatch.setattr(runner.backend.noj.testdata, 'MAX_PROBLEM_FILES_BYTES', 10)
     with pytest.raises(CacheError, match='checker/ holds 11 bytes'):
         _install_with(tmp_path, 'big', {'checker/checker.py': '# 11 bytes\n'})

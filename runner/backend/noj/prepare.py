@@ -7,7 +7,7 @@ from dispatcher.job import Job
 from runner.backend.noj.client import BackendClient, TokenRefused
 from runner.backend.noj.inbound import JobPayload
 from runner.prep.job_folders import JobFolders
-from runner.prep.testdata import TestdataCache
+from runner.backend.noj.testdata import TestdataCache
 from runner.prep.zips import extract_source
 from sandbox.faults import FaultKind, HostFault, disk_fault
 

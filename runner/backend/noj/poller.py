@@ -44,7 +44,7 @@ from runner.backend.noj.outbound import AbortReason
 from runner.host_health import HostHealth
 from runner.logs import about_job, current_submission_id
 from runner.prep_workers import PrepWorkers
-from runner.reports import AbortReport, Report
+from runner.backend.noj.reports import AbortReport, Report
 from runner.threads import LoopThread
 from runner.waiting import Wait, backoff_delay, jittered, wait_on
 from sandbox.faults import FaultKind, HostFault

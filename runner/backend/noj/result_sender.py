@@ -25,7 +25,7 @@ from runner.backend.noj.client import Answer, BackendClient, Outcome
 from runner.backend.noj.outbound import AbortReason, Results, complete_body
 from runner.logs import about_job
 from runner.prep.job_folders import JobFolders
-from runner.reports import AbortReport, CompleteReport, Report
+from runner.backend.noj.reports import AbortReport, CompleteReport, Report
 from runner.threads import join_all
 from runner.waiting import jittered
 
