@@ -86,7 +86,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             },
             body=body,
             base_url=backend.base_url(self.headers.get('Host')),
-            caller_present=functools.partial(_connected, self.connection),
+            caller_present=functools.partial(connected, self.connection),
         )
         applied = backend.faults.take(route.endpoint) if route.endpoint else Applied()
         if applied:
@@ -142,7 +142,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-def _connected(sock: socket.socket) -> bool:
+def connected(sock: socket.socket) -> bool:
     """False once the client has closed its side or reset the connection.
 
     Called while a request is being answered, when the client has nothing more

@@ -247,19 +247,11 @@ class Daemon:
     def _build_algojudge(self, sandbox: DockerSandbox, client: AlgoJudgeClient,
                          runner_id: str) -> _Parts:
         s = self._settings
-        set_runner_id(runner_id)
-        metrics.RUNNER.info({'name': s.runner_name, 'version': VERSION, 'runner_id': runner_id})
         held = HeldJobs()
-        metrics.LIVE_CLAIMS.set_function(lambda: len(held))
-        metrics.SANDBOXES_MAX.set(s.max_container_number)
-        metrics.SANDBOX_CONTAINERS.set_function(sandbox.containers_alive)
-        metrics.SANDBOXES_BUSY.set_function(sandbox.runs_in_progress)
-        folders = self._folders = JobFolders(s.submission_dir, s.submission_backup_dir,
-                                             sandbox.home.name)
-        folders.start()
+        folders = self._running_as(sandbox, runner_id, lambda: len(held))
 
         def finalize(h: Held) -> None:
-            job = getattr(h.prepared, 'job', None)
+            job = h.job
             if job is not None:
                 folders.remove(job.job_dir)
 
@@ -267,7 +259,7 @@ class Daemon:
         reporter = Reporter(client, held, finalize, rejoin=rejoin)
 
         def held_for(job: Job) -> Optional[Held]:
-            return held.find(lambda h: getattr(h.prepared, 'job', None) is job)
+            return held.find(lambda h: h.job is job)
 
         def on_complete(job, results):
             # Under the dispatcher's lock: it only counts and enqueues.
@@ -293,7 +285,7 @@ class Daemon:
                                  daemon=True).start()
 
         def stop_judging(h: Held) -> None:
-            job = getattr(h.prepared, 'job', None)
+            job = h.job
             if job is None or not dispatcher.cancel(job):
                 finalize(h)
 
@@ -319,7 +311,7 @@ class Daemon:
             # never left running to its lease.
             given_up = 0
             for h in held.snapshot():
-                job = getattr(h.prepared, 'job', None)
+                job = h.job
                 if job is not None and dispatcher.cancel(job):
                     reporter.submit(Release(h, 'the drain ran out of time'))
                     given_up += 1
@@ -366,19 +358,7 @@ class Daemon:
         # downloads short without touching the heartbeat's or the sender's.
         poller_client = client.with_identity(registration.identity)
         tracker = ActiveJobs()
-        set_runner_id(registration.identity.runner_id)
-        metrics.RUNNER.info({
-            'name': s.runner_name,
-            'version': VERSION,
-            'runner_id': registration.identity.runner_id
-        })
-        metrics.LIVE_CLAIMS.set_function(lambda: len(tracker))
-        metrics.SANDBOXES_MAX.set(s.max_container_number)
-        metrics.SANDBOX_CONTAINERS.set_function(sandbox.containers_alive)
-        metrics.SANDBOXES_BUSY.set_function(sandbox.runs_in_progress)
-        folders = self._folders = JobFolders(s.submission_dir, s.submission_backup_dir,
-                                             sandbox.home.name)
-        folders.start()
+        folders = self._running_as(sandbox, registration.identity.runner_id, lambda: len(tracker))
         testdata = TestdataCache(s.testdata_root, poller_client,
                                  make_locks(s.redis_url, s.testdata_root))
         sender = ResultSender(client, tracker, folders, body_limit=s.report_body_limit)
@@ -409,6 +389,22 @@ class Daemon:
                               self._on_identity_lost)
         return _Parts(tracker, folders, dispatcher, sender, poller, heartbeat, health,
                       lambda job: sender.submit(AbortReport.for_job(job, AbortReason.DRAIN)))
+
+    def _running_as(self, sandbox: DockerSandbox, runner_id: str,
+                    claims: Callable[[], int]) -> JobFolders:
+        """Whatever the protocol, once the backend knows the runner: its id in
+        the logs and metrics, the gauges, and this runner's job folders."""
+        s = self._settings
+        set_runner_id(runner_id)
+        metrics.RUNNER.info({'name': s.runner_name, 'version': VERSION, 'runner_id': runner_id})
+        metrics.LIVE_CLAIMS.set_function(claims)
+        metrics.SANDBOXES_MAX.set(s.max_container_number)
+        metrics.SANDBOX_CONTAINERS.set_function(sandbox.containers_alive)
+        metrics.SANDBOXES_BUSY.set_function(sandbox.runs_in_progress)
+        folders = self._folders = JobFolders(s.submission_dir, s.submission_backup_dir,
+                                             sandbox.home.name)
+        folders.start()
+        return folders
 
     def _judging(self, sandbox: DockerSandbox, folders: JobFolders, on_complete,
                  hand_back) -> Tuple[Dispatcher, HostHealth]:

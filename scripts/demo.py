@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Callable, Dict, Pattern
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -34,37 +35,48 @@ def main() -> int:
     backend.load_problems(SAMPLES / 'problems')
     backend.start()
     samples = load_submissions(SAMPLES / 'submissions')
+    return with_runner(
+        {
+            'BACKEND_URL': backend.url,
+            'RUNNER_REGISTRATION_TOKEN': backend.registration_token,
+            'SANDBOX_TOKEN': backend.sandbox_token,
+        }, SHOWN, lambda: _judge(backend, samples), backend.stop)
+
+
+def with_runner(env: Dict[str, str], shown: Pattern[str], judge: Callable[[], int],
+                stop_backend: Callable[[], None]) -> int:
+    """`python main.py` with `env` (a data folder of its own, four
+    sandboxes), its log lines matching `shown` printed, while `judge()`
+    runs; then SIGTERM and its drain. The demo's exit code."""
     with tempfile.TemporaryDirectory(prefix='oj-demo-') as data_dir:
         runner = subprocess.Popen(
             [sys.executable, 'main.py'],
             cwd=REPO,
             env={
                 **os.environ,
-                'BACKEND_URL': backend.url,
-                'RUNNER_REGISTRATION_TOKEN': backend.registration_token,
-                'SANDBOX_TOKEN': backend.sandbox_token,
                 'RUNNER_NAME': 'demo-runner',
                 'DATA_DIR': data_dir,
                 'MAX_CONTAINER_NUMBER': '4',
+                **env,
             },
             stderr=subprocess.PIPE,
             text=True)
-        threading.Thread(target=_show_runner_log, args=(runner, ), daemon=True).start()
+        threading.Thread(target=_show_runner_log, args=(runner, shown), daemon=True).start()
         try:
-            code = _judge(backend, samples)
+            code = judge()
         finally:
             print('\nstopping the runner with SIGTERM (what `docker stop` sends)...')
             runner.send_signal(signal.SIGTERM)
             exit_code = runner.wait(120)
-            backend.stop()
+            stop_backend()
         print(f'runner exited with code {exit_code} '
               f'({"clean drain" if exit_code == 0 else "see its log above"})')
     return code or (0 if exit_code == 0 else 1)
 
 
-def _show_runner_log(runner: subprocess.Popen) -> None:
+def _show_runner_log(runner: subprocess.Popen, shown: Pattern[str]) -> None:
     for line in runner.stderr:
-        if SHOWN.search(line):
+        if shown.search(line):
             print(f'  [runner] {line.rstrip()}', flush=True)
 
 

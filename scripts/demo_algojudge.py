@@ -8,14 +8,9 @@ prints each result as it lands (verdict, score, what was expected), checks
 that the server saw no breach of the contract, then stops the runner with
 SIGTERM and shows its drain.
 """
-import os
 import pathlib
 import re
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -24,6 +19,7 @@ sys.path.insert(0, str(REPO))
 from localbackend.algojudge import samples  # noqa: E402
 from localbackend.algojudge.server import AlgoJudgeServer  # noqa: E402
 from localbackend.algojudge.store import Store  # noqa: E402
+from scripts.demo import with_runner  # noqa: E402
 
 TIMEOUT_SEC = 300
 SHOWN = re.compile(r'registered with|waiting for an administrator|approved|running:|SIGTERM|'
@@ -34,38 +30,12 @@ def main() -> int:
     store = Store(min_lease_sec=5)
     server = AlgoJudgeServer(store)
     server.start()
-    with tempfile.TemporaryDirectory(prefix='oj-demo-algojudge-') as data_dir:
-        runner = subprocess.Popen(
-            [sys.executable, 'main.py'],
-            cwd=REPO,
-            env={
-                **os.environ,
-                'BACKEND_PROTOCOL': 'algojudge',
-                'BACKEND_URL': server.url,
-                'RUNNER_NAME': 'demo-runner',
-                'DATA_DIR': data_dir,
-                'MAX_CONTAINER_NUMBER': '4',
-                'LEASE_SEC': '60',
-            },
-            stderr=subprocess.PIPE,
-            text=True)
-        threading.Thread(target=_show_runner_log, args=(runner, ), daemon=True).start()
-        try:
-            code = _judge(store)
-        finally:
-            print('\nstopping the runner with SIGTERM (what `docker stop` sends)...')
-            runner.send_signal(signal.SIGTERM)
-            exit_code = runner.wait(120)
-            server.stop()
-        print(f'runner exited with code {exit_code} '
-              f'({"clean drain" if exit_code == 0 else "see its log above"})')
-    return code or (0 if exit_code == 0 else 1)
-
-
-def _show_runner_log(runner: subprocess.Popen) -> None:
-    for line in runner.stderr:
-        if SHOWN.search(line):
-            print(f'  [runner] {line.rstrip()}', flush=True)
+    return with_runner(
+        {
+            'BACKEND_PROTOCOL': 'algojudge',
+            'BACKEND_URL': server.url,
+            'LEASE_SEC': '60',
+        }, SHOWN, lambda: _judge(store), server.stop)
 
 
 def _judge(store: Store) -> int:

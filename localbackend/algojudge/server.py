@@ -11,12 +11,11 @@ import http.server
 import json
 import logging
 import re
-import select
-import socket
 import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from localbackend.algojudge.store import ApiError, Runner, Store
+from localbackend.server import connected
 
 log = logging.getLogger('localbackend.algojudge')
 
@@ -124,21 +123,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-def _connected(sock: socket.socket) -> bool:
-    """False once the client has closed its side (it has nothing more to
-    send while its claim is held: anything readable is the end)."""
-    try:
-        poller = select.poll()
-        poller.register(sock, select.POLLIN)
-        if not poller.poll(0):
-            return True
-        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b''
-    except BlockingIOError:
-        return True
-    except (OSError, ValueError):
-        return False
-
-
 def _has_null(value: Any) -> bool:
     if value is None:
         return True
@@ -177,7 +161,7 @@ def _claim(handler, store, runner, raw):
     # A held claim whose runner hung up hands nothing out (as a server
     # watching its request's cancellation does): the job would be lost.
     return store.claim(runner, handler.json_body(raw), handler.server.stopping,
-                       lambda: not _connected(handler.connection))
+                       lambda: not connected(handler.connection))
 
 
 @_route('POST', r'/runner/jobs/leases')

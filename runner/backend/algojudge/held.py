@@ -29,6 +29,11 @@ class Held:
     def token(self) -> str:
         return self.claimed.lease_token
 
+    @property
+    def job(self):
+        """The dispatcher's job, once prepared (None before, or refused)."""
+        return getattr(self.prepared, 'job', None)
+
 
 class HeldJobs:
 
