@@ -11,7 +11,7 @@ from typing import Dict, Iterable, Optional, Tuple
 from standard_io.config import Config
 from standard_io.errors import NotJudgeable
 
-MAX_ENTRIES = 10_000
+# Entries are at most runner/prep/zips.py's MAX_ENTRIES (10 000, the contract's).
 MAX_ENTRY_BYTES = 256 * 1024**2
 MAX_TOTAL_BYTES = 1024**3
 MAX_EXPANSION = 1000  # the files' bytes over the zip's
