@@ -18,14 +18,17 @@
    compiles each distinct build once. Prints submissions per minute (first
    submit to last report) and the median and p95 time from submit to report;
    `--plots` draws their CDF (latency-cdf.png) and the runner's busy
-   sandboxes over the batch, read from its /metrics (busy-sandboxes.png). Then the floor: the same submissions
-   compiled and run directly on the host, one at a time, in CPU seconds (the
-   median of three runs); the
-   efficiency is that floor over the batch's wall times the cores (the share
-   of the cores that went to the submissions and their compilers), and the
-   CPU the machinery took meanwhile: the runner process, the backend (this
-   process) and the container engine's daemons, in all and per job, and the
-   sandbox containers the runner made during the batch, by cause. With
+   sandboxes over the batch, read from its /metrics (busy-sandboxes.png,
+   sampled only then: the sampling costs the runner CPU). Then the floor:
+   the same submissions compiled and run directly on the host, as many at
+   a time as it has cores, in CPU seconds and wall seconds (the median of
+   three runs). The efficiency is that floor over the batch's wall
+   times the cores (the share of the cores that went to the submissions and
+   their compilers). Also the CPU the machinery took meanwhile: the runner
+   process, the backend (this process) and the container engine's daemons,
+   in all and per job; the host's busy time, and what of it is left for the
+   sandboxes; and the sandbox containers the runner made during the batch,
+   by cause. With
    `--backend-latency MS` every call to the backend waits MS first (a
    backend that far away).
 4. Stops that runner (SIGTERM), starts another with long-poll off
@@ -143,37 +146,50 @@ def submissions(count: int, mode: str = 'distinct') -> List[Submission]:
     return made
 
 
-def floor_cpu_sec(batch: List[Submission]) -> float:
-    """CPU seconds of compiling and running the batch directly on the host
-    (the toolchains' own commands), one submission at a time; each distinct
-    build is compiled once, as the compile cache allows."""
+def floor_cpu_sec(batch: List[Submission], workers: int = 1) -> Tuple[float, float]:
+    """CPU seconds and wall seconds of compiling and running the batch
+    directly on the host (the toolchains' own commands), `workers`
+    submissions at a time; each distinct build is compiled once, as the
+    compile cache allows, before the runs."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         # The programs the sandbox runs (its PATH): a version manager's shim
         # first on this PATH would add its own start-up to every run.
         env = {'PATH': '/usr/local/bin:/usr/bin:/bin', 'HOME': tmp, 'LANG': 'C.UTF-8'}
         built: Dict[Tuple[str, bytes], pathlib.Path] = {}
-        for index, (problem_id, language, source) in enumerate(batch):
+        for index, (_, language, source) in enumerate(batch):
             toolchain = LANGUAGES[language].toolchain
-            folder = built.get((language, source))
-            if folder is None:
-                folder = built[(language, source)] = pathlib.Path(tmp) / str(index)
-                folder.mkdir()
-                (folder / toolchain.source_name).write_bytes(source)
-                subprocess.run(toolchain.compile_argv,
-                               cwd=folder,
-                               env=env,
-                               check=True,
-                               capture_output=True)
-            inputs = [case_input for cases in problem_tasks(problem_id) for case_input, _ in cases]
-            for case_input in inputs:
-                subprocess.run(toolchain.run_argv,
-                               cwd=folder,
-                               env=env,
-                               input=case_input.encode(),
-                               capture_output=True)
+            if (language, source) in built:
+                continue
+            folder = built[(language, source)] = pathlib.Path(tmp) / str(index)
+            folder.mkdir()
+            (folder / toolchain.source_name).write_bytes(source)
+            subprocess.run(toolchain.compile_argv,
+                           cwd=folder,
+                           env=env,
+                           check=True,
+                           capture_output=True)
+
+        def run_share(share: List[Submission]) -> None:
+            for problem_id, language, source in share:
+                for cases in problem_tasks(problem_id):
+                    for case_input, _ in cases:
+                        subprocess.run(LANGUAGES[language].toolchain.run_argv,
+                                       cwd=built[(language, source)],
+                                       env=env,
+                                       input=case_input.encode(),
+                                       capture_output=True)
+
+        shares = [batch[index::workers] for index in range(workers)]
+        threads = [threading.Thread(target=run_share, args=(share, )) for share in shares]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), wall
 
 
 class MetricsSampler:
@@ -233,7 +249,20 @@ def cpu_seconds_by_part(runner_pid: int) -> Dict[str, float]:
             continue
         if name in ('dockerd', 'containerd') or name.startswith('containerd-shim'):
             engine += used(int(entry.name))
-    return {'runner': used(runner_pid), 'backend': used(os.getpid()), 'engine': engine}
+    return {
+        'runner': used(runner_pid),
+        'backend': used(os.getpid()),
+        'engine': engine,
+        'host': host_busy_sec()
+    }
+
+
+def host_busy_sec() -> float:
+    """CPU seconds the whole host has spent busy (not idle, not waiting
+    for I/O) since boot, over all its cores."""
+    fields = [int(f) for f in pathlib.Path('/proc/stat').read_text().split('\n', 1)[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf('SC_CLK_TCK')
 
 
 def free_port() -> int:
@@ -346,6 +375,8 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
     finally:
         if sampler is not None:
             sampler.stop()
+    # Before the floor runs: they would count as the host's.
+    cpu_after = cpu_seconds_by_part(runner_pid)
     first = min(submitted_at(backend, sid) for sid in sids)
     last = max(landed_at(backend, sid) for sid in sids)
     turnaround = [landed_at(backend, sid) - submitted_at(backend, sid) for sid in sids]
@@ -354,15 +385,17 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
         verdicts[result.verdict] = verdicts.get(result.verdict, 0) + 1
     cases = sum(len(r.statuses) for r in results)
     wall = last - first
-    # The floor's own CPU time moves with the machine's neighbours as much
-    # as the batch's: the median of three.
     made = {
         cause: made_after - made_before.get(cause, 0)
         for cause, made_after in containers_created(metrics_port).items()
     }
-    floors = [floor_cpu_sec(jobs) for _ in range(FLOOR_RUNS)]
-    floor = statistics.median(floors)
+    # The floor's own CPU time moves with the machine's neighbours as much
+    # as the batch's: the median of three. As many at a time as the batch
+    # runs them, which also gives the wall a direct run needs.
     cores = os.cpu_count() or 1
+    floors = [floor_cpu_sec(jobs, cores) for _ in range(FLOOR_RUNS)]
+    floor = statistics.median(cpu for cpu, _ in floors)
+    direct_wall = statistics.median(direct for _, direct in floors)
     figures['batch'] = {
         'mode': mode,
         'distinct_builds': len({(language, source)
@@ -378,15 +411,17 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
         'latency_max_sec': max(turnaround),
         'latencies_sec': sorted(turnaround),
         'floor_cpu_sec': floor,
-        'floor_runs_cpu_sec': floors,
+        'floor_runs_cpu_sec': [cpu for cpu, _ in floors],
+        'direct_wall_sec': direct_wall,
         'cores': cores,
         'efficiency': floor / (wall * cores),
     }
-    cpu_after = cpu_seconds_by_part(runner_pid)
-    machinery = figures['batch']['machinery_cpu_sec'] = {
-        part: cpu_after[part] - cpu_before[part]
-        for part in cpu_after
-    }
+    used = {part: cpu_after[part] - cpu_before[part] for part in cpu_after}
+    host = figures['batch']['host_busy_cpu_sec'] = used.pop('host')
+    machinery = figures['batch']['machinery_cpu_sec'] = used
+    # What is left of the host's busy time: the submissions and compilers in
+    # their sandboxes, the sandboxes' supervisors, and the kernel's share.
+    sandboxes = figures['batch']['sandboxes_cpu_sec'] = host - sum(machinery.values())
     if sampler is not None:
         figures['batch']['busy_samples'] = [(t - first, busy, alive)
                                             for t, busy, alive in sampler.samples]
@@ -400,12 +435,16 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
           f'({wall:.1f} s from the first submit to the last report)')
     print(f'  submit to report  median {statistics.median(turnaround):6.2f} s   '
           f'p95 {p95(turnaround):6.2f} s   max {max(turnaround):6.2f} s')
-    print(f'  floor             {floor:8.1f} CPU s compiling and running them directly; '
+    print(f'  floor             {floor:8.1f} CPU s compiling and running them directly, '
+          f'{cores} at a time ({direct_wall:.1f} s of wall); '
           f'efficiency {floor / (wall * cores):.0%} (floor / wall / {cores} cores)')
     print('  the machinery     ' + ', '.join(f'{part} {sec:.1f} CPU s'
                                              for part, sec in machinery.items()) +
           f' (of {wall * cores:.1f} core-seconds); per job ' +
           ', '.join(f'{part} {sec / count * 1000:.0f} ms' for part, sec in machinery.items()))
+    print(f'  the host          busy {host:.1f} CPU s of {wall * cores:.1f} core-seconds; of it '
+          f'the sandboxes (programs, compilers, supervisors) {sandboxes:.1f} CPU s, '
+          f'{sandboxes / floor:.2f}x the floor')
     print(f'  containers made   {sum(made.values()):.0f} (' +
           ', '.join(f'{cause} {n:.0f}' for cause, n in made.items() if n) + ')')
 
@@ -464,8 +503,11 @@ def main() -> None:
                 if args.backend_latency:
                     backend.faults.latency('*', args.backend_latency / 1000, count=None)
                 figures['backend_latency_ms'] = args.backend_latency
-                batch(backend, args.submissions, figures, args.json, MetricsSampler(metrics_port),
-                      runner.proc.pid, metrics_port, args.mode)
+                # The sampler reads /metrics ten times a second: the runner's CPU
+                # for it would count against the batch, so only for the plots.
+                sampler = MetricsSampler(metrics_port) if args.plots else None
+                batch(backend, args.submissions, figures, args.json, sampler, runner.proc.pid,
+                      metrics_port, args.mode)
             finally:
                 stop_runner(runner)
 

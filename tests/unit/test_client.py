@@ -694,3 +694,61 @@ def test_a_slow_drip_body_meets_its_deadline_and_stop():
 ])
 def test_transport_errors_say_what_kind_they_are(error, kind):
     assert transport_kind(error).startswith(kind)
+
+
+def test_reports_keep_their_connection():
+    """A report's answer is read to its end, so the next call goes over the
+    same connection: a new one for every report costs both sides a
+    handshake and a local backend a thread."""
+    connections = []
+
+    class Answering(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def setup(self):
+            super().setup()
+            connections.append(self.client_address)
+
+        def do_PUT(self):
+            self.rfile.read(int(self.headers['Content-Length']))
+            body = b'{"message": "ok"}'
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/json')
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Answering)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = BackendClient(f'http://127.0.0.1:{server.server_address[1]}').with_identity(
+            RunnerIdentity(RN, RUNNER_TOKEN))
+        for _ in range(3):
+            assert client.abort(JB, AbortReason.DRAIN).outcome is Outcome.ACCEPTED
+        assert len(connections) == 1
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_environment_proxies_apply_and_netrc_never(monkeypatch, tmp_path):
+    """The proxy and CA settings are read from the environment (the proxies
+    once per host), NO_PROXY included; a ~/.netrc adds no credentials to
+    any call."""
+    (tmp_path / '.netrc').write_text('machine backend login user password netrc-secret\n')
+    monkeypatch.setenv('HOME', str(tmp_path))
+    monkeypatch.setenv('HTTPS_PROXY', 'http://proxy.example:3128')
+    monkeypatch.setenv('HTTP_PROXY', 'http://proxy.example:3128')
+    monkeypatch.setenv('NO_PROXY', 'backend')
+    monkeypatch.setenv('REQUESTS_CA_BUNDLE', str(tmp_path / 'ca.pem'))
+    session = BackendClient(BASE)._session()
+    far = session.merge_environment_settings(CODE_URL, {}, True, None, None)
+    assert far['proxies']['https'] == 'http://proxy.example:3128'
+    near = session.merge_environment_settings(BASE + '/runners', {}, True, None, None)
+    assert 'http' not in near['proxies']
+    prepared = session.prepare_request(requests.Request('GET', BASE + '/runners'))
+    assert 'Authorization' not in prepared.headers
+    assert far['verify'] == str(tmp_path / 'ca.pem')

@@ -22,7 +22,7 @@ from typing import Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 import requests
 
 from runner.backend.http_session import (BackendError, DownloadError, Interrupter, TooLarge,
-                                         TransportError, bounded_chunks, transport_kind)
+                                         TransportError, bounded_chunks, drain, transport_kind)
 from runner.backend.noj.inbound import (BadClaim, Claim, Registration, RunnerIdentity, WireError,
                                         job_id_in_prefix, parse_checksum, parse_claim,
                                         parse_registration, redact_url)
@@ -293,6 +293,7 @@ class BackendClient:
                                f'{method} {path}',
                                json_body=body,
                                read_timeout=read_timeout) as response:
+                drain(response, f'{method} {path}', MAX_JSON_BYTES, JSON_DEADLINE_SEC)
                 return Answer(_outcome(response.status_code, table), f'HTTP {response.status_code}')
         except TransportError as exc:
             return Answer(Outcome.FAILED, str(exc))
