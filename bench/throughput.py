@@ -232,12 +232,14 @@ def cpu_seconds_by_part(runner_pid: int) -> Dict[str, float]:
     the shims that hold the sandboxes)."""
     tick = os.sysconf('SC_CLK_TCK')
 
-    def used(pid: int) -> float:
+    def used(pid: int, children: bool = False) -> float:
         try:
             fields = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
         except OSError:
             return 0.0
-        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        # utime, stime, and with `children` the reaped children's cutime
+        # and cstime (the engine's short-lived runc and its hooks).
+        return sum(int(f) for f in fields[11:15 if children else 13]) / tick
 
     engine = 0.0
     for entry in pathlib.Path('/proc').iterdir():
@@ -248,7 +250,7 @@ def cpu_seconds_by_part(runner_pid: int) -> Dict[str, float]:
         except OSError:
             continue
         if name in ('dockerd', 'containerd') or name.startswith('containerd-shim'):
-            engine += used(int(entry.name))
+            engine += used(int(entry.name), children=True)
     return {
         'runner': used(runner_pid),
         'backend': used(os.getpid()),
@@ -271,10 +273,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int,
-                      env: Dict[str, str]) -> Tuple[RunnerProcess, str]:
-    """A runner that has judged one job of each language (testdata cached,
-    sandboxes started), and its runner id."""
+def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int, env: Dict[str, str],
+                      capacity: int) -> Tuple[RunnerProcess, str]:
+    """A runner that has judged one job of each language, then a burst of
+    twice its capacity at once (testdata cached, as many sandboxes started
+    as a busy runner keeps: an exam's last batch finds them), and its
+    runner id."""
     backend.add_problem(problem())
     name = f'bench-long-poll-{long_poll_sec}'
     runner = RunnerProcess({
@@ -294,6 +298,11 @@ def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int,
         backend.wait_results(
             [backend.submit(PROBLEM_ID, language, SOURCES[language]) for language in SOURCES],
             WAIT_SEC)
+        languages = list(SOURCES)
+        backend.wait_results([
+            backend.submit(PROBLEM_ID, languages[index % 3], SOURCES[languages[index % 3]])
+            for index in range(2 * capacity)
+        ], WAIT_SEC)
     except Exception:
         runner.kill()
         raise RuntimeError('the runner did not judge its warm-up jobs:\n' + runner.log())
@@ -490,11 +499,13 @@ def main() -> None:
         with LocalBackend() as backend:
             config = backend.settings.runner_config
             poll_interval = float(config['poll_interval_sec'])
+            capacity = min(int(config['max_concurrent_jobs']), args.max_containers or 8)
             print(
                 f'host: {os.cpu_count()} CPUs; backend config: {dict(config)}; '
                 f'MAX_CONTAINER_NUMBER={env.get("MAX_CONTAINER_NUMBER", "8 (default)")}',
                 file=sys.stderr if args.json else sys.stdout)
-            runner, rid = start_warm_runner(backend, os.path.join(tmp, 'long-poll'), 25, env)
+            runner, rid = start_warm_runner(backend, os.path.join(tmp, 'long-poll'), 25, env,
+                                            capacity)
             try:
                 with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
                                                  poll_interval, rng)
@@ -514,7 +525,8 @@ def main() -> None:
         without_long_poll: Tuple[List[float], List[float]] = ([], [])
         if args.claim_samples:
             with LocalBackend() as backend:
-                runner, rid = start_warm_runner(backend, os.path.join(tmp, 'polling'), 0, env)
+                runner, rid = start_warm_runner(backend, os.path.join(tmp, 'polling'), 0, env,
+                                                capacity)
                 try:
                     without_long_poll = claim_latencies(backend, rid, False, args.claim_samples,
                                                         poll_interval, rng)
