@@ -40,6 +40,7 @@ a runner that polls claims them somewhere within its interval, and that is
 what is sampled. Figures are printed, never asserted.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -148,45 +149,42 @@ def submissions(count: int, mode: str = 'distinct') -> List[Submission]:
 
 def floor_cpu_sec(batch: List[Submission], workers: int = 1) -> Tuple[float, float]:
     """CPU seconds and wall seconds of compiling and running the batch
-    directly on the host (the toolchains' own commands), `workers`
-    submissions at a time; each distinct build is compiled once, as the
-    compile cache allows, before the runs."""
+    directly on the host (the toolchains' own commands), `workers` at a
+    time: each distinct build compiled once, as the compile cache allows,
+    then each submission's cases run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         # The programs the sandbox runs (its PATH): a version manager's shim
         # first on this PATH would add its own start-up to every run.
         env = {'PATH': '/usr/local/bin:/usr/bin:/bin', 'HOME': tmp, 'LANG': 'C.UTF-8'}
-        built: Dict[Tuple[str, bytes], pathlib.Path] = {}
-        for index, (_, language, source) in enumerate(batch):
+        builds = list(dict.fromkeys((language, source) for _, language, source in batch))
+        built = {build: pathlib.Path(tmp) / str(index) for index, build in enumerate(builds)}
+
+        def compile_one(build: Tuple[str, bytes]) -> None:
+            language, source = build
             toolchain = LANGUAGES[language].toolchain
-            if (language, source) in built:
-                continue
-            folder = built[(language, source)] = pathlib.Path(tmp) / str(index)
-            folder.mkdir()
-            (folder / toolchain.source_name).write_bytes(source)
+            built[build].mkdir()
+            (built[build] / toolchain.source_name).write_bytes(source)
             subprocess.run(toolchain.compile_argv,
-                           cwd=folder,
+                           cwd=built[build],
                            env=env,
                            check=True,
                            capture_output=True)
 
-        def run_share(share: List[Submission]) -> None:
-            for problem_id, language, source in share:
-                for cases in problem_tasks(problem_id):
-                    for case_input, _ in cases:
-                        subprocess.run(LANGUAGES[language].toolchain.run_argv,
-                                       cwd=built[(language, source)],
-                                       env=env,
-                                       input=case_input.encode(),
-                                       capture_output=True)
+        def run_one(submission: Submission) -> None:
+            problem_id, language, source = submission
+            for cases in problem_tasks(problem_id):
+                for case_input, _ in cases:
+                    subprocess.run(LANGUAGES[language].toolchain.run_argv,
+                                   cwd=built[(language, source)],
+                                   env=env,
+                                   input=case_input.encode(),
+                                   capture_output=True)
 
-        shares = [batch[index::workers] for index in range(workers)]
-        threads = [threading.Thread(target=run_share, args=(share, )) for share in shares]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            list(pool.map(compile_one, builds))
+            list(pool.map(run_one, batch))
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), wall
@@ -226,10 +224,11 @@ class MetricsSampler:
                                      values['oj_runner_sandbox_containers']))
 
 
-def cpu_seconds_by_part(runner_pid: int) -> Dict[str, float]:
+def cpu_seconds_by_part(runner_pid: int) -> Dict[str, object]:
     """CPU seconds used so far by the runner process, this process (the
-    backend), and the container engine's daemons (dockerd, containerd and
-    the shims that hold the sandboxes)."""
+    backend), the container engine's daemons (dockerd, containerd and the
+    shims that hold the sandboxes, by process: a shim that ends takes its
+    count with it) and the whole host."""
     tick = os.sysconf('SC_CLK_TCK')
 
     def used(pid: int, children: bool = False) -> float:
@@ -241,7 +240,7 @@ def cpu_seconds_by_part(runner_pid: int) -> Dict[str, float]:
         # and cstime (the engine's short-lived runc and its hooks).
         return sum(int(f) for f in fields[11:15 if children else 13]) / tick
 
-    engine = 0.0
+    engine = {}
     for entry in pathlib.Path('/proc').iterdir():
         if not entry.name.isdigit():
             continue
@@ -250,13 +249,26 @@ def cpu_seconds_by_part(runner_pid: int) -> Dict[str, float]:
         except OSError:
             continue
         if name in ('dockerd', 'containerd') or name.startswith('containerd-shim'):
-            engine += used(int(entry.name), children=True)
+            engine[int(entry.name)] = used(int(entry.name), children=True)
     return {
         'runner': used(runner_pid),
         'backend': used(os.getpid()),
         'engine': engine,
         'host': host_busy_sec()
     }
+
+
+def cpu_used(before: Dict[str, object], after: Dict[str, object]) -> Dict[str, float]:
+    """CPU seconds by part between two readings of `cpu_seconds_by_part`;
+    the engine's processes that ended meanwhile are left out."""
+    used = {
+        part: after[part] - before[part]  # type: ignore[operator]
+        for part in after if part != 'engine'
+    }
+    engine_before: Dict[int, float] = before['engine']  # type: ignore[assignment]
+    used['engine'] = sum(sec - engine_before.get(pid, 0.0)
+                         for pid, sec in after['engine'].items())  # type: ignore[union-attr]
+    return used
 
 
 def host_busy_sec() -> float:
@@ -425,7 +437,7 @@ def batch(backend: LocalBackend, count: int, figures: dict, quiet: bool,
         'cores': cores,
         'efficiency': floor / (wall * cores),
     }
-    used = {part: cpu_after[part] - cpu_before[part] for part in cpu_after}
+    used = cpu_used(cpu_before, cpu_after)
     host = figures['batch']['host_busy_cpu_sec'] = used.pop('host')
     machinery = figures['batch']['machinery_cpu_sec'] = used
     # What is left of the host's busy time: the submissions and compilers in
