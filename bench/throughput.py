@@ -6,7 +6,9 @@
 
 1. Starts a `LocalBackend` (its default runner config: heartbeat 15 s, poll
    interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
-   (LONG_POLL_SEC=25), judging in real Docker sandboxes.
+   (LONG_POLL_SEC=25), judging in real Docker sandboxes, warmed with a job
+   of each language and then a burst of twice its capacity (its sandboxes
+   started, as many as a busy runner keeps).
 2. Claim latency with long-poll: on an idle runner, the time from a submit to
    its claim, as the backend's event log records both.
 3. A batch: N submissions at once, mixed C, C++ and Python, six cases each,
