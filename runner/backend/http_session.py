@@ -106,16 +106,28 @@ class _Session(requests.Session):
         return super().merge_environment_settings(url, proxies, stream, verify, cert)
 
 
-def drain(response: requests.Response, what: str, max_bytes: int, deadline_sec: float) -> None:
+# A report's answer is a few bytes that come with its headers: one slower or
+# larger than this is not waited for (its connection is closed instead).
+DRAIN_BYTES = 64 * 1024
+DRAIN_SEC = 2.0
+
+
+def drain(response: requests.Response, what: str) -> None:
     """Reads what is left of a small answer nobody needs, so that its
     connection goes back to the pool: one closed with unread bytes cannot be
     used again, and a new connection for every report costs both sides a
-    handshake (and the backend a thread, often). An answer over `max_bytes`,
-    or one that fails, just closes its connection."""
+    handshake (and the backend a thread, often). Bounded in bytes and in
+    time, each socket read included (a body withheld after its headers
+    would otherwise hold the caller for the whole read timeout); an answer
+    over either bound, or one that fails, just closes its connection."""
+    sock = getattr(getattr(response.raw, 'connection', None), 'sock', None)
     try:
-        for _ in bounded_chunks(response, what, max_bytes, deadline_sec, None):
+        if sock is not None:
+            # The pool sets the next request's timeout before it is sent.
+            sock.settimeout(DRAIN_SEC)
+        for _ in bounded_chunks(response, what, DRAIN_BYTES, DRAIN_SEC, None):
             pass
-    except BackendError:
+    except (BackendError, OSError):
         pass
 
 

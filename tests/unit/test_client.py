@@ -752,3 +752,43 @@ def test_the_environment_proxies_apply_and_netrc_never(monkeypatch, tmp_path):
     prepared = session.prepare_request(requests.Request('GET', BASE + '/runners'))
     assert 'Authorization' not in prepared.headers
     assert far['verify'] == str(tmp_path / 'ca.pem')
+
+
+def test_a_report_answer_withheld_after_its_headers_is_not_waited_for(monkeypatch):
+    """Reading a report's answer to its end is bounded in time, each socket
+    read included: a backend that sends the headers and then nothing holds
+    the report for the drain's bound, not for the whole read timeout."""
+    monkeypatch.setattr('runner.backend.http_session.DRAIN_SEC', 0.2)
+    release = threading.Event()
+
+    class Withholding(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def do_PUT(self):
+            self.rfile.read(int(self.headers['Content-Length']))
+            self.send_response(200)
+            self.send_header('Content-Length', '100')
+            self.end_headers()
+            self.wfile.flush()
+            release.wait(60)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Withholding)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    answers = []
+    try:
+        client = BackendClient(f'http://127.0.0.1:{server.server_address[1]}').with_identity(
+            RunnerIdentity(RN, RUNNER_TOKEN))
+        caller = threading.Thread(
+            target=lambda: answers.append(client.abort(JB, AbortReason.DRAIN)), daemon=True)
+        caller.start()
+        # The read timeout is 30 s: well within it, whatever the load.
+        caller.join(15)
+        assert answers and answers[0].outcome is Outcome.ACCEPTED
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
