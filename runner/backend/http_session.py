@@ -96,14 +96,30 @@ class _Session(requests.Session):
         self._proxies_by_origin: Dict[Tuple[str, str], Dict[str, str]] = {}
 
     def merge_environment_settings(self, url, proxies, stream, verify, cert):
+        proxies = {**self._environ_proxies(url), **(proxies or {})}
+        if verify is True or verify is None:
+            verify = self._ca_bundle or verify
+        return super().merge_environment_settings(url, proxies, stream, verify, cert)
+
+    def rebuild_proxies(self, prepared_request, proxies):
+        # A redirect's target gets the environment's proxy for its own host:
+        # without `trust_env` requests would only carry over the first
+        # URL's (none when that host is in NO_PROXY, as a backend may be,
+        # while the store it redirects a download to is not).
+        proxies = dict(proxies or {})
+        scheme = urllib.parse.urlsplit(prepared_request.url).scheme
+        found = self._environ_proxies(prepared_request.url)
+        proxy = found.get(scheme, found.get('all'))
+        if proxy:
+            proxies.setdefault(scheme, proxy)
+        return super().rebuild_proxies(prepared_request, proxies)
+
+    def _environ_proxies(self, url: str) -> Dict[str, str]:
         origin = tuple(urllib.parse.urlsplit(url)[:2])
         found = self._proxies_by_origin.get(origin)
         if found is None:
             found = self._proxies_by_origin[origin] = requests.utils.get_environ_proxies(url)
-        proxies = {**found, **(proxies or {})}
-        if verify is True or verify is None:
-            verify = self._ca_bundle or verify
-        return super().merge_environment_settings(url, proxies, stream, verify, cert)
+        return found
 
 
 # A report's answer is a few bytes that come with its headers: one slower or
@@ -116,18 +132,36 @@ def drain(response: requests.Response, what: str) -> None:
     """Reads what is left of a small answer nobody needs, so that its
     connection goes back to the pool: one closed with unread bytes cannot be
     used again, and a new connection for every report costs both sides a
-    handshake (and the backend a thread, often). Bounded in bytes and in
-    time, each socket read included (a body withheld after its headers
-    would otherwise hold the caller for the whole read timeout); an answer
-    over either bound, or one that fails, just closes its connection."""
-    sock = getattr(getattr(response.raw, 'connection', None), 'sock', None)
+    handshake (and the backend a thread, often).
+
+    Only an answer without a body, or with a declared length within
+    DRAIN_BYTES and no transfer coding, is read, raw (nothing decodes it):
+    each read is then one socket read, given what is left of DRAIN_SEC as
+    its timeout, so the whole drain is bounded. A chunked body's size lines
+    and trailers, or a decoder's inner loop, would read on past any per-read
+    timeout. Anything else, and an answer that fails or runs over, is left
+    to be closed with its connection."""
+    raw = response.raw
+    sock = getattr(getattr(raw, 'connection', None), 'sock', None)
+    if sock is None:
+        return  # already back in the pool (nothing was left), or closed
+    status = response.status_code
+    declared = response.headers.get('Content-Length', '')
+    bodiless = status < 200 or status in (204, 304)
+    if not bodiless and ('Transfer-Encoding' in response.headers or not declared.isdigit()
+                         or int(declared) > DRAIN_BYTES):
+        return
+    deadline = time.monotonic() + DRAIN_SEC
     try:
-        if sock is not None:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
             # The pool sets the next request's timeout before it is sent.
-            sock.settimeout(DRAIN_SEC)
-        for _ in bounded_chunks(response, what, DRAIN_BYTES, DRAIN_SEC, None):
-            pass
-    except (BackendError, OSError):
+            sock.settimeout(left)
+            if not raw.read1(_CHUNK_BYTES, decode_content=False):
+                return
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
         pass
 
 

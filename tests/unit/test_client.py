@@ -792,3 +792,102 @@ def test_a_report_answer_withheld_after_its_headers_is_not_waited_for(monkeypatc
         release.set()
         server.shutdown()
         server.server_close()
+
+
+def _serving(handler_class):
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler_class)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_chunked_report_answer_is_not_drained(monkeypatch):
+    """A chunked answer's size lines and trailers are read past any
+    per-read timeout: such an answer is closed with its connection, never
+    read, however slowly it comes."""
+    release = threading.Event()
+
+    class Dripping(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def do_PUT(self):
+            self.rfile.read(int(self.headers['Content-Length']))
+            self.send_response(200)
+            self.send_header('Transfer-Encoding', 'chunked')
+            self.end_headers()
+            self.wfile.flush()
+            # A chunk-size line of zeros that never ends.
+            while not release.wait(0.5):
+                try:
+                    self.wfile.write(b'0')
+                    self.wfile.flush()
+                except OSError:
+                    return
+
+        def log_message(self, *args):
+            pass
+
+    server = _serving(Dripping)
+    answers = []
+    try:
+        client = BackendClient(f'http://127.0.0.1:{server.server_address[1]}').with_identity(
+            RunnerIdentity(RN, RUNNER_TOKEN))
+        caller = threading.Thread(
+            target=lambda: answers.append(client.abort(JB, AbortReason.DRAIN)), daemon=True)
+        caller.start()
+        caller.join(15)
+        assert answers and answers[0].outcome is Outcome.ACCEPTED
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_redirect_gets_the_proxy_of_its_own_host(monkeypatch):
+    """The backend's host is in NO_PROXY; the store it redirects a download
+    to is not, so that request goes through the proxy."""
+
+    class Answering(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+        body = b''
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header('Content-Length', str(len(self.body)))
+            self.end_headers()
+            self.wfile.write(self.body)
+
+        def log_message(self, *args):
+            pass
+
+    class Proxy(Answering):
+        body = b'via the proxy'
+
+    class Store(Answering):
+        body = b'direct'
+
+    proxy, store = _serving(Proxy), _serving(Store)
+
+    class Backend(Answering):
+
+        def do_GET(self):
+            self.send_response(302)
+            self.send_header('Location',
+                             f'http://localhost:{store.server_address[1]}/code.zip?sig=secret')
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+
+    backend = _serving(Backend)
+    monkeypatch.setenv('HTTP_PROXY', f'http://127.0.0.1:{proxy.server_address[1]}')
+    monkeypatch.setenv('NO_PROXY', '127.0.0.1')
+    try:
+        client = BackendClient(f'http://127.0.0.1:{backend.server_address[1]}')
+        code = client.download_code(f'http://127.0.0.1:{backend.server_address[1]}/code',
+                                    max_bytes=1000,
+                                    deadline_sec=30,
+                                    stop=threading.Event())
+        assert code == b'via the proxy'
+    finally:
+        for server in (proxy, store, backend):
+            server.shutdown()
+            server.server_close()
