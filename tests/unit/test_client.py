@@ -1,3 +1,4 @@
+import contextlib
 import http.server
 import json
 import logging
@@ -696,6 +697,37 @@ def test_transport_errors_say_what_kind_they_are(error, kind):
     assert transport_kind(error).startswith(kind)
 
 
+@contextlib.contextmanager
+def serving(*handler_classes):
+    """A real local server for each handler class, shut when done."""
+    servers = [http.server.ThreadingHTTPServer(('127.0.0.1', 0), c) for c in handler_classes]
+    for server in servers:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+def url_of(server) -> str:
+    return f'http://127.0.0.1:{server.server_address[1]}'
+
+
+def abort_in_time(server):
+    """An abort's answer from `server`, or None when it did not come well
+    within the 30 s read timeout, whatever the load."""
+    client = BackendClient(url_of(server)).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
+    answers = []
+    caller = threading.Thread(target=lambda: answers.append(client.abort(JB, AbortReason.DRAIN)),
+                              daemon=True)
+    caller.start()
+    caller.join(15)
+    return answers[0] if answers else None
+
+
 def test_reports_keep_their_connection():
     """A report's answer is read to its end, so the next call goes over the
     same connection: a new one for every report costs both sides a
@@ -721,17 +753,11 @@ def test_reports_keep_their_connection():
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Answering)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        client = BackendClient(f'http://127.0.0.1:{server.server_address[1]}').with_identity(
-            RunnerIdentity(RN, RUNNER_TOKEN))
+    with serving(Answering) as (server, ):
+        client = BackendClient(url_of(server)).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
         for _ in range(3):
             assert client.abort(JB, AbortReason.DRAIN).outcome is Outcome.ACCEPTED
-        assert len(connections) == 1
-    finally:
-        server.shutdown()
-        server.server_close()
+    assert len(connections) == 1
 
 
 def test_the_environment_proxies_apply_and_netrc_never(monkeypatch, tmp_path):
@@ -754,93 +780,56 @@ def test_the_environment_proxies_apply_and_netrc_never(monkeypatch, tmp_path):
     assert far['verify'] == str(tmp_path / 'ca.pem')
 
 
-def test_a_report_answer_withheld_after_its_headers_is_not_waited_for(monkeypatch):
-    """Reading a report's answer to its end is bounded in time, each socket
-    read included: a backend that sends the headers and then nothing holds
-    the report for the drain's bound, not for the whole read timeout."""
+def _withhold(wfile, release: threading.Event) -> None:
+    release.wait(60)
+
+
+def _drip_a_size_line(wfile, release: threading.Event) -> None:
+    """A chunk-size line of zeros that never ends."""
+    while not release.wait(0.5):
+        try:
+            wfile.write(b'0')
+            wfile.flush()
+        except OSError:
+            return
+
+
+@pytest.mark.parametrize(
+    'header, then',
+    [
+        # Drained, each socket read within what is left of the drain's bound.
+        (('Content-Length', '100'), _withhold),
+        # Never drained: a chunked body's size lines and trailers are read
+        # on past any per-read timeout.
+        (('Transfer-Encoding', 'chunked'), _drip_a_size_line),
+    ])
+def test_a_report_answer_that_does_not_come_holds_no_report(monkeypatch, header, then):
+    """A backend that sends a report's headers and then nothing, or a
+    chunked body that never ends, holds the report for the drain's bound
+    at most, never for the whole read timeout."""
     monkeypatch.setattr('runner.backend.http_session.DRAIN_SEC', 0.2)
     release = threading.Event()
 
-    class Withholding(http.server.BaseHTTPRequestHandler):
+    class Holding(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
 
         def do_PUT(self):
             self.rfile.read(int(self.headers['Content-Length']))
             self.send_response(200)
-            self.send_header('Content-Length', '100')
+            self.send_header(*header)
             self.end_headers()
             self.wfile.flush()
-            release.wait(60)
+            then(self.wfile, release)
 
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Withholding)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    answers = []
     try:
-        client = BackendClient(f'http://127.0.0.1:{server.server_address[1]}').with_identity(
-            RunnerIdentity(RN, RUNNER_TOKEN))
-        caller = threading.Thread(
-            target=lambda: answers.append(client.abort(JB, AbortReason.DRAIN)), daemon=True)
-        caller.start()
-        # The read timeout is 30 s: well within it, whatever the load.
-        caller.join(15)
-        assert answers and answers[0].outcome is Outcome.ACCEPTED
+        with serving(Holding) as (server, ):
+            answer = abort_in_time(server)
+            assert answer is not None and answer.outcome is Outcome.ACCEPTED
     finally:
         release.set()
-        server.shutdown()
-        server.server_close()
-
-
-def _serving(handler_class):
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler_class)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def test_a_chunked_report_answer_is_not_drained(monkeypatch):
-    """A chunked answer's size lines and trailers are read past any
-    per-read timeout: such an answer is closed with its connection, never
-    read, however slowly it comes."""
-    release = threading.Event()
-
-    class Dripping(http.server.BaseHTTPRequestHandler):
-        protocol_version = 'HTTP/1.1'
-
-        def do_PUT(self):
-            self.rfile.read(int(self.headers['Content-Length']))
-            self.send_response(200)
-            self.send_header('Transfer-Encoding', 'chunked')
-            self.end_headers()
-            self.wfile.flush()
-            # A chunk-size line of zeros that never ends.
-            while not release.wait(0.5):
-                try:
-                    self.wfile.write(b'0')
-                    self.wfile.flush()
-                except OSError:
-                    return
-
-        def log_message(self, *args):
-            pass
-
-    server = _serving(Dripping)
-    answers = []
-    try:
-        client = BackendClient(f'http://127.0.0.1:{server.server_address[1]}').with_identity(
-            RunnerIdentity(RN, RUNNER_TOKEN))
-        caller = threading.Thread(
-            target=lambda: answers.append(client.abort(JB, AbortReason.DRAIN)), daemon=True)
-        caller.start()
-        caller.join(15)
-        assert answers and answers[0].outcome is Outcome.ACCEPTED
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_redirect_gets_the_proxy_of_its_own_host(monkeypatch):
@@ -866,28 +855,22 @@ def test_a_redirect_gets_the_proxy_of_its_own_host(monkeypatch):
     class Store(Answering):
         body = b'direct'
 
-    proxy, store = _serving(Proxy), _serving(Store)
+    with serving(Proxy, Store) as (proxy, store):
 
-    class Backend(Answering):
+        class Backend(Answering):
 
-        def do_GET(self):
-            self.send_response(302)
-            self.send_header('Location',
-                             f'http://localhost:{store.server_address[1]}/code.zip?sig=secret')
-            self.send_header('Content-Length', '0')
-            self.end_headers()
+            def do_GET(self):
+                self.send_response(302)
+                self.send_header('Location',
+                                 f'http://localhost:{store.server_address[1]}/code.zip?sig=secret')
+                self.send_header('Content-Length', '0')
+                self.end_headers()
 
-    backend = _serving(Backend)
-    monkeypatch.setenv('HTTP_PROXY', f'http://127.0.0.1:{proxy.server_address[1]}')
-    monkeypatch.setenv('NO_PROXY', '127.0.0.1')
-    try:
-        client = BackendClient(f'http://127.0.0.1:{backend.server_address[1]}')
-        code = client.download_code(f'http://127.0.0.1:{backend.server_address[1]}/code',
-                                    max_bytes=1000,
-                                    deadline_sec=30,
-                                    stop=threading.Event())
-        assert code == b'via the proxy'
-    finally:
-        for server in (proxy, store, backend):
-            server.shutdown()
-            server.server_close()
+        monkeypatch.setenv('HTTP_PROXY', url_of(proxy))
+        monkeypatch.setenv('NO_PROXY', '127.0.0.1')
+        with serving(Backend) as (backend, ):
+            code = BackendClient(url_of(backend)).download_code(url_of(backend) + '/code',
+                                                                max_bytes=1000,
+                                                                deadline_sec=30,
+                                                                stop=threading.Event())
+    assert code == b'via the proxy'
