@@ -785,8 +785,9 @@ def _withhold(wfile, release: threading.Event) -> None:
 
 
 def _drip_a_size_line(wfile, release: threading.Event) -> None:
-    """A chunk-size line of zeros that never ends."""
-    while not release.wait(0.5):
+    """A chunk-size line of zeros that never ends, a byte well within any
+    per-read timeout."""
+    while not release.wait(0.05):
         try:
             wfile.write(b'0')
             wfile.flush()
