@@ -223,6 +223,8 @@ def bounded_chunks(response: requests.Response,
     if trust_declared and declared.isdigit() and int(declared) > max_bytes:
         raise TooLarge(f'{what}: {declared} bytes is over the limit of {max_bytes}')
     deadline = clock() + deadline_sec
+    expired = threading.Event()
+    timer = _deadline_timer(response, deadline_sec, expired)
     size = 0
     try:
         while True:
@@ -232,6 +234,9 @@ def bounded_chunks(response: requests.Response,
             chunk = response.raw.read1(_CHUNK_BYTES, decode_content=True)
             if stop is not None and stop.is_set():
                 raise Interrupted(f'{what}: stopped')
+            if expired.is_set():
+                # Its socket was shut: what came may be cut short.
+                raise DownloadError(f'{what}: took longer than {deadline_sec:g} s')
             if not chunk:
                 return
             if size + len(chunk) > max_bytes:
@@ -244,7 +249,38 @@ def bounded_chunks(response: requests.Response,
     except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
         if stop is not None and stop.is_set():
             raise Interrupted(f'{what}: stopped') from None
+        if expired.is_set():
+            raise DownloadError(f'{what}: took longer than {deadline_sec:g} s') from None
         raise TransportError(f'{what}: {transport_kind(exc)}') from None
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _deadline_timer(response: requests.Response, deadline_sec: float,
+                    expired: threading.Event) -> Optional[threading.Timer]:
+    """For a chunked or encoded body, a timer that shuts its socket at the
+    deadline (and sets `expired`): one read of such a body reads on (a
+    chunk's size line and trailers, a decoder's input) past any per-read
+    timeout and past the deadline's check between reads, so a body dripped
+    inside one read would hold its claim for ever. A plain body's read is
+    one socket read, bounded by the read timeout; it needs no timer."""
+    headers = response.headers
+    if 'Transfer-Encoding' not in headers and headers.get('Content-Encoding',
+                                                          'identity').lower() == 'identity':
+        return None
+    connection = getattr(response.raw, 'connection', None)
+    if connection is None:
+        return None
+
+    def expire() -> None:
+        expired.set()
+        _shut(connection)
+
+    timer = threading.Timer(deadline_sec, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def transport_kind(exc: BaseException) -> str:

@@ -780,6 +780,30 @@ def test_the_environment_proxies_apply_and_netrc_never(monkeypatch, tmp_path):
     assert far['verify'] == str(tmp_path / 'ca.pem')
 
 
+def answering_slowly(headers, then, release: threading.Event):
+    """A handler that answers any call 200 with `headers`, then leaves its
+    body to `then(wfile, release)`."""
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def do_GET(self):
+            self.rfile.read(int(self.headers.get('Content-Length') or 0))
+            self.send_response(200)
+            for header in headers:
+                self.send_header(*header)
+            self.end_headers()
+            self.wfile.flush()
+            then(self.wfile, release)
+
+        do_PUT = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    return Slow
+
+
 def _withhold(wfile, release: threading.Event) -> None:
     release.wait(60)
 
@@ -811,22 +835,8 @@ def test_a_report_answer_that_does_not_come_holds_no_report(monkeypatch, header,
     monkeypatch.setattr('runner.backend.http_session.DRAIN_SEC', 0.2)
     release = threading.Event()
 
-    class Holding(http.server.BaseHTTPRequestHandler):
-        protocol_version = 'HTTP/1.1'
-
-        def do_PUT(self):
-            self.rfile.read(int(self.headers['Content-Length']))
-            self.send_response(200)
-            self.send_header(*header)
-            self.end_headers()
-            self.wfile.flush()
-            then(self.wfile, release)
-
-        def log_message(self, *args):
-            pass
-
     try:
-        with serving(Holding) as (server, ):
+        with serving(answering_slowly((header, ), then, release)) as (server, ):
             answer = abort_in_time(server)
             assert answer is not None and answer.outcome is Outcome.ACCEPTED
     finally:
@@ -875,3 +885,43 @@ def test_a_redirect_gets_the_proxy_of_its_own_host(monkeypatch):
                                                                 deadline_sec=30,
                                                                 stop=threading.Event())
     assert code == b'via the proxy'
+
+
+def _drip_a_gzip_name(wfile, release: threading.Event) -> None:
+    """A gzip header whose file name never ends: the decoder asks for more
+    within one read, a byte well within any per-read timeout."""
+    wfile.write(b'\x1f\x8b\x08\x08\x00\x00\x00\x00\x00\x03')
+    _drip_a_size_line(wfile, release)
+
+
+@pytest.mark.parametrize('headers, then', [
+    ((('Transfer-Encoding', 'chunked'), ), _drip_a_size_line),
+    ((('Content-Encoding', 'gzip'), ('Content-Length', '100000')), _drip_a_gzip_name),
+])
+def test_a_body_dripped_within_one_read_meets_the_download_deadline(headers, then):
+    """A chunked or encoded body can be dripped inside what is one read of
+    it (a chunk's size line, a gzip header): the deadline still ends the
+    download, which would otherwise hold its claim for ever."""
+    release = threading.Event()
+
+    outcome = []
+
+    def download(url):
+        try:
+            BackendClient(BASE).download_code(url,
+                                              max_bytes=10**6,
+                                              deadline_sec=0.5,
+                                              stop=threading.Event())
+        except DownloadError as exc:
+            outcome.append(exc)
+
+    try:
+        with serving(answering_slowly(headers, then, release)) as (server, ):
+            caller = threading.Thread(target=download,
+                                      args=(url_of(server) + '/code.zip', ),
+                                      daemon=True)
+            caller.start()
+            caller.join(15)
+            assert outcome and 'longer than' in str(outcome[0])
+    finally:
+        release.set()
