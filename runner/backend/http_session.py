@@ -54,7 +54,7 @@ class Interrupter:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._connections: 'weakref.WeakSet' = weakref.WeakSet()
+        self._sockets: 'weakref.WeakSet' = weakref.WeakSet()
         self._interrupted = False
 
     def session(self) -> requests.Session:
@@ -67,16 +67,20 @@ class Interrupter:
     def interrupt(self) -> None:
         with self._lock:
             self._interrupted = True
-            connections = list(self._connections)
-        for connection in connections:
-            _shut(connection)
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
 
-    def _connected(self, connection) -> None:
+    def _connected(self, sock: socket.socket) -> None:
+        # The socket, not its connection: an answer sent with
+        # `Connection: close` takes the socket along (the connection's is
+        # None then), and urllib3 reconnects a closed connection object
+        # with a new one.
         with self._lock:
-            self._connections.add(connection)
+            self._sockets.add(sock)
             interrupted = self._interrupted
         if interrupted:
-            _shut(connection)
+            _shut(sock)
 
 
 class _Session(requests.Session):
@@ -165,13 +169,24 @@ def drain(response: requests.Response, what: str) -> None:
         pass
 
 
-def _shut(connection) -> None:
-    sock = getattr(connection, 'sock', None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # already closed
+def _shut(sock: Optional[socket.socket]) -> None:
+    """Wakes every read blocked on `sock`. socket.socket's own shutdown:
+    an SSL socket's would also drop its TLS state under a reader that is
+    between its checks of it (a ValueError instead of an OSError)."""
+    if sock is None:
+        return
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
+
+
+def _answered_on(sock, response):
+    """`response`, knowing the socket it came on: a deadline must shut that
+    socket, and not its connection, which may carry another call by then
+    (or none, when the answer took the socket along)."""
+    response.answered_on = sock
+    return response
 
 
 class _Adapter(requests.adapters.HTTPAdapter):
@@ -188,13 +203,19 @@ class _Adapter(requests.adapters.HTTPAdapter):
 
             def connect(self):
                 super().connect()
-                interrupter._connected(self)
+                interrupter._connected(self.sock)
+
+            def getresponse(self):
+                return _answered_on(self.sock, super().getresponse())
 
         class SecureConnection(urllib3.connection.HTTPSConnection):
 
             def connect(self):
                 super().connect()
-                interrupter._connected(self)
+                interrupter._connected(self.sock)
+
+            def getresponse(self):
+                return _answered_on(self.sock, super().getresponse())
 
         class Pool(urllib3.connectionpool.HTTPConnectionPool):
             ConnectionCls = Connection
@@ -257,8 +278,35 @@ def bounded_chunks(response: requests.Response,
             timer.cancel()
 
 
+class _Deadline:
+    """Shuts the socket a body comes on at its deadline, and sets `expired`
+    first, unless cancelled: once `cancel()` has returned it never shuts
+    (the socket may carry another call's answer by then)."""
+
+    def __init__(self, sock: socket.socket, deadline_sec: float, expired: threading.Event):
+        self._sock = sock
+        self._expired = expired
+        self._lock = threading.Lock()
+        self._done = False
+        self._timer = threading.Timer(deadline_sec, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._expired.set()
+            _shut(self._sock)
+
+
 def _deadline_timer(response: requests.Response, deadline_sec: float,
-                    expired: threading.Event) -> Optional[threading.Timer]:
+                    expired: threading.Event) -> Optional[_Deadline]:
     """For a chunked or encoded body, a timer that shuts its socket at the
     deadline (and sets `expired`): one read of such a body reads on (a
     chunk's size line and trailers, a decoder's input) past any per-read
@@ -269,18 +317,10 @@ def _deadline_timer(response: requests.Response, deadline_sec: float,
     if 'Transfer-Encoding' not in headers and headers.get('Content-Encoding',
                                                           'identity').lower() == 'identity':
         return None
-    connection = getattr(response.raw, 'connection', None)
-    if connection is None:
-        return None
-
-    def expire() -> None:
-        expired.set()
-        _shut(connection)
-
-    timer = threading.Timer(deadline_sec, expire)
-    timer.daemon = True
-    timer.start()
-    return timer
+    if getattr(response.raw, 'connection', None) is None:
+        return None  # already back in the pool: nothing is left to read
+    sock = getattr(response.raw, 'answered_on', None)
+    return None if sock is None else _Deadline(sock, deadline_sec, expired)
 
 
 def transport_kind(exc: BaseException) -> str:

@@ -894,10 +894,14 @@ def _drip_a_gzip_name(wfile, release: threading.Event) -> None:
     _drip_a_size_line(wfile, release)
 
 
-@pytest.mark.parametrize('headers, then', [
-    ((('Transfer-Encoding', 'chunked'), ), _drip_a_size_line),
-    ((('Content-Encoding', 'gzip'), ('Content-Length', '100000')), _drip_a_gzip_name),
-])
+@pytest.mark.parametrize(
+    'headers, then',
+    [
+        ((('Transfer-Encoding', 'chunked'), ), _drip_a_size_line),
+        ((('Content-Encoding', 'gzip'), ('Content-Length', '100000')), _drip_a_gzip_name),
+        # The answer takes the socket along: its connection has none left.
+        ((('Transfer-Encoding', 'chunked'), ('Connection', 'close')), _drip_a_size_line),
+    ])
 def test_a_body_dripped_within_one_read_meets_the_download_deadline(headers, then):
     """A chunked or encoded body can be dripped inside what is one read of
     it (a chunk's size line, a gzip header): the deadline still ends the
@@ -925,3 +929,60 @@ def test_a_body_dripped_within_one_read_meets_the_download_deadline(headers, the
             assert outcome and 'longer than' in str(outcome[0])
     finally:
         release.set()
+
+
+def test_a_stop_cuts_a_download_whose_answer_took_its_socket_along():
+    """With `Connection: close` the answer holds the socket, not its
+    connection: a stop still shuts it, and wakes a read dripped inside one
+    read of a chunked body."""
+    release = threading.Event()
+    headers = (('Transfer-Encoding', 'chunked'), ('Connection', 'close'))
+    stop = threading.Event()
+    client = None
+
+    def clock():
+        # First read as the body's reading starts (its answer is in): the
+        # stop comes then, from another thread, as a drain's would.
+        if not stop.is_set():
+            stop.set()
+            threading.Thread(target=client.interrupt, daemon=True).start()
+        return 0.0
+
+    client = BackendClient(BASE, clock=clock)
+    outcome = []
+
+    def download(url):
+        try:
+            client.download_code(url, max_bytes=10**6, deadline_sec=3600, stop=stop)
+        except Interrupted as exc:
+            outcome.append(exc)
+
+    try:
+        with serving(answering_slowly(headers, _drip_a_size_line, release)) as (server, ):
+            caller = threading.Thread(target=download,
+                                      args=(url_of(server) + '/code.zip', ),
+                                      daemon=True)
+            caller.start()
+            caller.join(15)
+            assert outcome
+    finally:
+        release.set()
+
+
+def test_a_deadline_that_fires_after_its_cancel_shuts_nothing():
+    """The timer's thread may be past its own check when the download ends
+    and cancels it; the socket may carry another call's answer by then, so
+    a late expiry must shut nothing."""
+    from runner.backend.http_session import _Deadline
+    ours, theirs = socket.socketpair()
+    try:
+        expired = threading.Event()
+        deadline = _Deadline(ours, 3600, expired)
+        deadline.cancel()
+        deadline._expire()  # as the timer's thread would, running late
+        assert not expired.is_set()
+        theirs.sendall(b'still open')
+        assert ours.recv(100) == b'still open'
+    finally:
+        ours.close()
+        theirs.close()
