@@ -907,26 +907,10 @@ def test_a_body_dripped_within_one_read_meets_the_download_deadline(headers, the
     it (a chunk's size line, a gzip header): the deadline still ends the
     download, which would otherwise hold its claim for ever."""
     release = threading.Event()
-
-    outcome = []
-
-    def download(url):
-        try:
-            BackendClient(BASE).download_code(url,
-                                              max_bytes=10**6,
-                                              deadline_sec=0.5,
-                                              stop=threading.Event())
-        except DownloadError as exc:
-            outcome.append(exc)
-
     try:
-        with serving(answering_slowly(headers, then, release)) as (server, ):
-            caller = threading.Thread(target=download,
-                                      args=(url_of(server) + '/code.zip', ),
-                                      daemon=True)
-            caller.start()
-            caller.join(15)
-            assert outcome and 'longer than' in str(outcome[0])
+        raised = download_failure(BackendClient(BASE), answering_slowly(headers, then, release),
+                                  0.5, threading.Event())
+        assert isinstance(raised, DownloadError) and 'longer than' in str(raised)
     finally:
         release.set()
 
@@ -949,24 +933,32 @@ def test_a_stop_cuts_a_download_whose_answer_took_its_socket_along():
         return 0.0
 
     client = BackendClient(BASE, clock=clock)
-    outcome = []
+    try:
+        raised = download_failure(client, answering_slowly(headers, _drip_a_size_line, release),
+                                  3600, stop)
+        assert isinstance(raised, Interrupted)
+    finally:
+        release.set()
+
+
+def download_failure(client, handler_class, deadline_sec: float, stop: threading.Event):
+    """What a code download from a server of `handler_class` raised, or
+    None when it did not end well within the 30 s read timeout."""
+    raised = []
 
     def download(url):
         try:
-            client.download_code(url, max_bytes=10**6, deadline_sec=3600, stop=stop)
-        except Interrupted as exc:
-            outcome.append(exc)
+            client.download_code(url, max_bytes=10**6, deadline_sec=deadline_sec, stop=stop)
+        except Exception as exc:
+            raised.append(exc)
 
-    try:
-        with serving(answering_slowly(headers, _drip_a_size_line, release)) as (server, ):
-            caller = threading.Thread(target=download,
-                                      args=(url_of(server) + '/code.zip', ),
-                                      daemon=True)
-            caller.start()
-            caller.join(15)
-            assert outcome
-    finally:
-        release.set()
+    with serving(handler_class) as (server, ):
+        caller = threading.Thread(target=download,
+                                  args=(url_of(server) + '/code.zip', ),
+                                  daemon=True)
+        caller.start()
+        caller.join(15)
+    return raised[0] if raised else None
 
 
 def test_a_deadline_that_fires_after_its_cancel_shuts_nothing():
