@@ -169,11 +169,17 @@ def drain(response: requests.Response, what: str) -> None:
         pass
 
 
-def _shut(sock: Optional[socket.socket]) -> None:
+def _shut(sock) -> None:
     """Wakes every read blocked on `sock`. socket.socket's own shutdown:
     an SSL socket's would also drop its TLS state under a reader that is
     between its checks of it (a ValueError instead of an OSError)."""
-    if sock is None:
+    # TLS through an https proxy is urllib3's SSLTransport over the
+    # tunnel's socket.
+    for _ in range(3):
+        if sock is None or isinstance(sock, socket.socket):
+            break
+        sock = getattr(sock, 'socket', None)
+    if not isinstance(sock, socket.socket):
         return
     try:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
@@ -223,7 +229,17 @@ class _Adapter(requests.adapters.HTTPAdapter):
         class SecurePool(urllib3.connectionpool.HTTPSConnectionPool):
             ConnectionCls = SecureConnection
 
-        self.poolmanager.pool_classes_by_scheme = {'http': Pool, 'https': SecurePool}
+        self._pool_classes = {'http': Pool, 'https': SecurePool}
+        self.poolmanager.pool_classes_by_scheme = self._pool_classes
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        # Through an HTTP(S) proxy too (requests keeps a manager per proxy):
+        # a stop and a download's deadline must reach those sockets as well.
+        # A SOCKS proxy's manager has connection classes of its own.
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith('socks'):
+            manager.pool_classes_by_scheme = self._pool_classes
+        return manager
 
 
 def bounded_chunks(response: requests.Response,

@@ -5,6 +5,7 @@ import logging
 import socket
 import threading
 import traceback
+from typing import Optional
 
 import pytest
 import requests
@@ -902,14 +903,20 @@ def _drip_a_gzip_name(wfile, release: threading.Event) -> None:
         # The answer takes the socket along: its connection has none left.
         ((('Transfer-Encoding', 'chunked'), ('Connection', 'close')), _drip_a_size_line),
     ])
-def test_a_body_dripped_within_one_read_meets_the_download_deadline(headers, then):
+@pytest.mark.parametrize('proxied', [False, True])
+def test_a_body_dripped_within_one_read_meets_the_download_deadline(headers, then, proxied,
+                                                                    monkeypatch):
     """A chunked or encoded body can be dripped inside what is one read of
     it (a chunk's size line, a gzip header): the deadline still ends the
-    download, which would otherwise hold its claim for ever."""
+    download, which would otherwise hold its claim for ever; through a
+    proxy too."""
     release = threading.Event()
     try:
-        raised = download_failure(BackendClient(BASE), answering_slowly(headers, then, release),
-                                  0.5, threading.Event())
+        raised = download_failure(BackendClient(BASE),
+                                  answering_slowly(headers, then, release),
+                                  0.5,
+                                  threading.Event(),
+                                  as_proxy=monkeypatch if proxied else None)
         assert isinstance(raised, DownloadError) and 'longer than' in str(raised)
     finally:
         release.set()
@@ -941,9 +948,15 @@ def test_a_stop_cuts_a_download_whose_answer_took_its_socket_along():
         release.set()
 
 
-def download_failure(client, handler_class, deadline_sec: float, stop: threading.Event):
+def download_failure(client,
+                     handler_class,
+                     deadline_sec: float,
+                     stop: threading.Event,
+                     as_proxy: Optional[pytest.MonkeyPatch] = None):
     """What a code download from a server of `handler_class` raised, or
-    None when it did not end well within the 30 s read timeout."""
+    None when it did not end well within the 30 s read timeout. With
+    `as_proxy`, the server is the environment's HTTP proxy for a download
+    from another host."""
     raised = []
 
     def download(url):
@@ -953,9 +966,13 @@ def download_failure(client, handler_class, deadline_sec: float, stop: threading
             raised.append(exc)
 
     with serving(handler_class) as (server, ):
-        caller = threading.Thread(target=download,
-                                  args=(url_of(server) + '/code.zip', ),
-                                  daemon=True)
+        url = url_of(server) + '/code.zip'
+        if as_proxy is not None:
+            as_proxy.setenv('HTTP_PROXY', url_of(server))
+            as_proxy.delenv('NO_PROXY', raising=False)
+            as_proxy.delenv('no_proxy', raising=False)
+            url = 'http://store.example/code.zip'
+        caller = threading.Thread(target=download, args=(url, ), daemon=True)
         caller.start()
         caller.join(15)
     return raised[0] if raised else None
@@ -975,6 +992,23 @@ def test_a_deadline_that_fires_after_its_cancel_shuts_nothing():
         assert not expired.is_set()
         theirs.sendall(b'still open')
         assert ours.recv(100) == b'still open'
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_a_tls_tunnel_s_socket_is_shut_below_its_transport():
+    """TLS through an https proxy reads through urllib3's SSLTransport, not
+    a socket: a stop or a deadline shuts the socket below it."""
+    from runner.backend.http_session import _shut
+    ours, theirs = socket.socketpair()
+    try:
+        transport = urllib3.util.ssltransport.SSLTransport.__new__(
+            urllib3.util.ssltransport.SSLTransport)
+        transport.socket = ours
+        _shut(transport)
+        ours.settimeout(10)  # a socket left open fails the test, never hangs it
+        assert ours.recv(100) == b''
     finally:
         ours.close()
         theirs.close()
