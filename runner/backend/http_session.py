@@ -89,9 +89,10 @@ class _Session(requests.Session):
     (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE) once, instead of at every call:
     with `trust_env` requests scans the environment and looks for
     ~/.netrc (a password-file lookup when HOME is unset) on each request,
-    which under an exam's load was a tenth of the runner's CPU. ~/.netrc is
-    never read: the runner's calls carry their own credentials, and a file
-    on the host must not add any to the code download."""
+    which in a profile under an exam's load was about a tenth of the
+    runner's Python time. ~/.netrc is never read: the runner's calls carry
+    their own credentials, and a file on the host must not add any to the
+    code download."""
 
     def __init__(self):
         super().__init__()
@@ -132,7 +133,7 @@ DRAIN_BYTES = 64 * 1024
 DRAIN_SEC = 2.0
 
 
-def drain(response: requests.Response, what: str) -> None:
+def drain(response: requests.Response) -> None:
     """Reads what is left of a small answer nobody needs, so that its
     connection goes back to the pool: one closed with unread bytes cannot be
     used again, and a new connection for every report costs both sides a

@@ -293,7 +293,7 @@ class BackendClient:
                                f'{method} {path}',
                                json_body=body,
                                read_timeout=read_timeout) as response:
-                drain(response, f'{method} {path}')
+                drain(response)
                 return Answer(_outcome(response.status_code, table), f'HTTP {response.status_code}')
         except TransportError as exc:
             return Answer(Outcome.FAILED, str(exc))
