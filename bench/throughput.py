@@ -8,7 +8,8 @@
    interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
    (LONG_POLL_SEC=25), judging in real Docker sandboxes, warmed with a job
    of each language and then a burst of twice its capacity (its sandboxes
-   started, as many as a busy runner keeps).
+   started, as many as a busy runner keeps), from sources the batch does not
+   use (its builds are not in the compile cache).
 2. Claim latency with long-poll: on an idle runner, the time from a submit to
    its claim, as the backend's event log records both.
 3. A batch: N submissions at once, mixed C, C++ and Python, six cases each,
@@ -92,6 +93,13 @@ WRONG = {
     'c': SOURCES['c'].replace(b'a + b', b'a - b'),
     'cpp': SOURCES['cpp'].replace(b'a + b', b'a - b'),
     'python': SOURCES['python'].replace(b'a + b', b'a - b'),
+}
+# What the runner judges before the batch (its warm-up, the claim-latency
+# samples): builds of their own, so that the batch finds none of its builds
+# in the compile cache and compiles each once, as its floor does.
+WARM_UP = {
+    language: source + (b'# ' if language == 'python' else b'// ') + b'warm-up\n'
+    for language, source in SOURCES.items()
 }
 
 # The tiny mode's problems: 2 to 5 cases each, in one task.
@@ -310,11 +318,11 @@ def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int, 
                                       outcome='ok',
                                       where=lambda e: e.data.get('name') == name).runner_id
         backend.wait_results(
-            [backend.submit(PROBLEM_ID, language, SOURCES[language]) for language in SOURCES],
+            [backend.submit(PROBLEM_ID, language, WARM_UP[language]) for language in WARM_UP],
             WAIT_SEC)
         languages = list(SOURCES)
         backend.wait_results([
-            backend.submit(PROBLEM_ID, languages[index % 3], SOURCES[languages[index % 3]])
+            backend.submit(PROBLEM_ID, languages[index % 3], WARM_UP[languages[index % 3]])
             for index in range(2 * capacity)
         ], WAIT_SEC)
     except Exception:
@@ -365,7 +373,7 @@ def claim_latencies(backend: LocalBackend, rid: str, long_poll: bool, samples: i
                                     outcome='no_job')
         # The arrival moment being sampled, not a synchronisation.
         time.sleep(rng.uniform(0, poll_interval_sec))
-        sid = backend.submit(PROBLEM_ID, languages[index % 3], SOURCES[languages[index % 3]])
+        sid = backend.submit(PROBLEM_ID, languages[index % 3], WARM_UP[languages[index % 3]])
         claim = backend.events.wait_for('claim', timeout=WAIT_SEC, outcome='ok', submission_id=sid)
         code = backend.events.wait_for('code', timeout=WAIT_SEC, job_id=claim.job_id)
         latencies.append(claim.at - submitted_at(backend, sid))

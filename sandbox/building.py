@@ -7,6 +7,7 @@ import pathlib
 import shutil
 from typing import Callable, Dict, Optional, Tuple
 
+from sandbox.build_turns import BuildTurns
 from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import SandboxContainer
 from sandbox.engine import RunEngine, Want, stager
@@ -52,6 +53,7 @@ class Builder:
         self._engine = engine
         self._settings = settings
         self._cache = cache
+        self._turns = BuildTurns()
         # The toolchain image last seen compiling, by image kind: the cache
         # keys by the exact image.
         self._image_ids: Dict[str, str] = {}
@@ -77,12 +79,42 @@ class Builder:
             _copy_tree(source_dir, folder)
             if source_name is not None:
                 (folder / source_name).rename(folder / toolchain.source_name)
-            key = self._key(language, folder, flags)
-            cached = self._cache.get(key) if key is not None else None
-            if cached is not None:
-                return self._from_cache(cached, language, folder)
         except OSError as exc:
             raise disk_fault(exc, 'the sandbox folder') or exc
+        key, cached = self._served(language, folder, flags)
+        if cached is not None:
+            return cached
+        if key is None:
+            return self._compile(job_key, language, folder, flags, key, diagnose)
+        # The first job to want this build compiles it; the others wait their
+        # turn and find its entry (a compile that made none, a JE, leaves the
+        # next one to compile).
+        with self._turns.turn(key, lambda: self._engine.is_cancelled(job_key)):
+            key, cached = self._served(language, folder, flags)
+            if cached is not None:
+                return cached
+            return self._compile(job_key, language, folder, flags, key, diagnose)
+
+    def wake(self) -> None:
+        """Jobs waiting for another's compile of their build look at their
+        own job again (it may have been cancelled)."""
+        self._turns.wake()
+
+    def _served(self, language: Language, folder: pathlib.Path,
+                flags: Tuple[str, ...]) -> Tuple[Optional[str], Optional[Build]]:
+        """The build's cache key (None without a cache or an image id) and
+        its build from the cache, if it has one."""
+        try:
+            key = self._key(language, folder, flags)
+            cached = self._cache.get(key) if key is not None else None
+            return key, (self._from_cache(cached, language, folder) if cached is not None else None)
+        except OSError as exc:
+            raise disk_fault(exc, 'the sandbox folder') or exc
+
+    def _compile(self, job_key: str, language: Language, folder: pathlib.Path,
+                 flags: Tuple[str, ...], key: Optional[str], diagnose: Diagnose) -> Build:
+        """The build compiled in a sandbox, and filed in the cache under `key`."""
+        toolchain = language.toolchain
         want = Want(job_key, self._settings.images[toolchain.image_kind], stager(folder))
 
         def once() -> Build:

@@ -191,6 +191,7 @@ class DockerSandbox:
 
     def cancel(self, job_key: str) -> None:
         self._engine.cancel(_keys_of(job_key))
+        self._builder.wake()  # after the cancel is recorded: a waiter that wakes sees it
 
     def release(self, job_key: str) -> None:
         with self._lock:

@@ -66,6 +66,10 @@ class RunEngine:
         for key in job_keys:
             self._pool.abort_runs(key)
 
+    def is_cancelled(self, job_key: str) -> bool:
+        with self._lock:
+            return job_key in self._cancelled
+
     def forget(self, job_keys: Sequence[str]) -> None:
         """The jobs are released: their keys are never used again."""
         with self._lock:

@@ -1,11 +1,14 @@
 """A rejudge of an unchanged submission skips its compile: the second job with
 the same build takes the cached program into its own fresh container and is
 judged the same; a compile error is served from the cache too."""
+import concurrent.futures
 import logging
+import threading
 import uuid
 
 import pytest
 
+from sandbox.faults import Cancelled
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
 from sandbox.results import Status
@@ -57,6 +60,63 @@ def test_a_compile_error_is_served_from_the_cache_with_its_message(sandbox, tmp_
         assert first.status is second.status is Status.CE
         assert second.message == first.message and 'undeclared' in first.message
         assert hits(caplog) == 1
+    finally:
+        for job in jobs:
+            sandbox.release(job.key)
+
+
+def test_jobs_that_want_one_build_at_once_compile_it_once(sandbox, tmp_path, caplog):
+    # A class resubmitting one program at the end of an exam: without turns
+    # every job would compile it beside the others, and none would hit.
+    marker = f'// {uuid.uuid4()}\n'
+    jobs = [job_of(tmp_path, SOURCE + marker, f'same-{n}') for n in range(4)]
+    start = threading.Barrier(len(jobs))
+
+    def compile_one(job):
+        start.wait(timeout=60)
+        return sandbox.compile(job)
+
+    try:
+        with caplog.at_level(logging.DEBUG, logger='sandbox.building'):
+            with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+                results = list(pool.map(compile_one, jobs))
+        assert all(result.ok for result in results)
+        assert hits(caplog) == len(jobs) - 1
+    finally:
+        for job in jobs:
+            sandbox.release(job.key)
+
+
+# Evaluated by the compiler for longer than the compile's 20 s.
+SLOW_BUILD = ('constexpr long spin() { long s = 0; for (long i = 0; i < 200000; ++i) '
+              'for (long j = 0; j < 200000; ++j) s += i ^ j; return s; }\n'
+              'static_assert(spin() != 0, "spun");\nint main() {}\n')
+
+
+def test_a_job_waiting_for_the_compile_of_its_build_stops_at_its_cancel(sandbox, tmp_path):
+    marker = f'// {uuid.uuid4()}\n'
+    jobs = []
+    for name in ('compiling', 'waiting'):
+        src = tmp_path / name / 'src'
+        src.mkdir(parents=True)
+        (src / 'main.cpp').write_text(SLOW_BUILD + marker)
+        jobs.append(SandboxJob(key=f'{name}-{uuid.uuid4()}', language=Language.CPP, source_dir=src))
+    compiling, waiting = jobs
+    # Observed inside: nothing public says that a job waits for a turn.
+    turns = sandbox._builder._turns
+    try:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            first = pool.submit(sandbox.compile, compiling)
+            assert turns.wait_for(lambda held, waiting: held == 1, 60)
+            second = pool.submit(sandbox.compile, waiting)
+            assert turns.wait_for(lambda held, waiting: waiting == 1, 60)
+            sandbox.cancel(waiting.key)
+            with pytest.raises(Cancelled):
+                second.result(timeout=10)
+            assert not first.done()
+            sandbox.cancel(compiling.key)
+            with pytest.raises(Cancelled):
+                first.result(timeout=10)
     finally:
         for job in jobs:
             sandbox.release(job.key)
