@@ -4,9 +4,13 @@ Every part exposes `start()`, `stop()` and `join(timeout) -> bool` (True once
 its threads have ended, or never started), so the drain joins them all alike
 within its one deadline.
 """
+import logging
+import queue
 import threading
 import time
-from typing import Iterable, Optional
+from typing import Callable, Iterable, List, Optional
+
+log = logging.getLogger(__name__)
 
 
 def join_all(threads: Iterable[threading.Thread], timeout: Optional[float] = None) -> bool:
@@ -50,3 +54,61 @@ class LoopThread:
 
     def _run(self) -> None:
         raise NotImplementedError
+
+
+class WorkerThreads:
+    """`count` daemon threads that hand each submitted item to `handle`, in
+    the order submitted, several at once (one item slow in its retries
+    does not hold up the others).
+
+    `stop()` lets the threads end once every item submitted before it has
+    been handled, a flush; `join(timeout)` waits for that, within the
+    caller's deadline. An exception out of `handle` is logged, and its
+    thread goes on: the channel survives a bug in one item.
+    """
+
+    _STOP = object()
+
+    def __init__(self, name: str, count: int, handle: Callable[[object], None]):
+        self._name = name
+        self._handle = handle
+        self._queue: 'queue.Queue[object]' = queue.Queue()
+        self._threads: List[threading.Thread] = [
+            threading.Thread(target=self._run, name=f'{name}-{n}', daemon=True)
+            for n in range(max(1, count))
+        ]
+
+    def submit(self, item: object) -> None:
+        self._queue.put(item)
+
+    def queued(self) -> int:
+        """Items waiting for a thread (approximate: for progress lines)."""
+        return self._queue.qsize()
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        # FIFO: every item submitted before the stop is taken before a sentinel.
+        for _ in self._threads:
+            self._queue.put(self._STOP)
+
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """True when the threads have ended (or never started)."""
+        return join_all(self._threads, timeout)
+
+    def is_alive(self) -> bool:
+        """Every thread runs."""
+        return all(thread.is_alive() for thread in self._threads)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is self._STOP:
+                return
+            try:
+                self._handle(item)
+            except Exception:
+                # Never the item's repr: it may hold a lease token.
+                log.exception('%s: handling an item failed; going on', self._name)

@@ -12,7 +12,7 @@ from sandbox.compile_cache import CompileCache, Entry, cache_key
 from sandbox.container import SandboxContainer
 from sandbox.engine import RunEngine, Want, stager
 from sandbox.faults import disk_fault
-from sandbox.languages import Language, Toolchain
+from sandbox.languages import Language
 from sandbox.protocol import RunResponse
 from sandbox.results import CompileResult, Status
 from sandbox.run_requests import COMPILE_SECONDS, compile_request

@@ -238,7 +238,7 @@ def reporter_of(client, held, clock, finalized, waits):
 def drive(reporter):
     """Handles everything submitted, on this thread."""
     reporter.stop()
-    reporter._run()
+    reporter._workers._run()
 
 
 def test_a_report_is_resent_as_the_same_body_and_retry_after_only_lengthens():

@@ -278,7 +278,7 @@ def test_the_thread_survives_a_failing_report():
 
 def test_threads_are_daemons():
     rig = Rig(workers=3)
-    assert all(thread.daemon for thread in rig.sender._threads)
+    assert all(thread.daemon for thread in rig.sender._workers._threads)
     assert rig.sender.join(0)
 
 

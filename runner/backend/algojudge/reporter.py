@@ -13,24 +13,22 @@ reported or released (docs/algojudge.md §5 to §7).
   is dropped silently (no further call with that token).
 """
 import logging
-import queue
 import random
 import threading
 import time
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Tuple, Union
 
 from runner.backend.algojudge.client import AlgoJudgeClient, Refused
 from runner.backend.algojudge.enrolment import Rejoin
 from runner.backend.algojudge.held import Held, HeldJobs
 from runner.backend.algojudge.reports import JobReport, failure
 from runner.backend.http_session import BackendError
-from runner.threads import join_all
+from runner.threads import WorkerThreads
 from runner.waiting import jittered
 
 log = logging.getLogger(__name__)
 
 BACKOFF_SEC = (1, 2, 4, 8, 16, 30)
-_STOP = object()
 
 
 class Release:
@@ -61,13 +59,9 @@ class Reporter:
         self._wait = wait or time.sleep
         self._clock = clock
         self._rng = rng or random.Random()
-        self._queue: 'queue.Queue[object]' = queue.Queue()
         self._lock = threading.Lock()
         self._given_up = 0
-        self._threads = [
-            threading.Thread(target=self._run, name=f'reporter-{n}', daemon=True)
-            for n in range(workers)
-        ]
+        self._workers = WorkerThreads('reporter', workers, self._handle)
 
     def submit(self,
                item: Union[JobReport, Release, Callable[[], JobReport]],
@@ -75,10 +69,10 @@ class Reporter:
         """A report of `held`'s claim (or what makes it, called on a
         reporter's thread: the dispatcher's lock is no place to score), or a
         Release (which names its own claim). Enqueues only."""
-        self._queue.put((item, held))
+        self._workers.submit((item, held))
 
     def queued(self) -> int:
-        return self._queue.qsize()
+        return self._workers.queued()
 
     @property
     def given_up(self) -> int:
@@ -86,35 +80,29 @@ class Reporter:
             return self._given_up
 
     def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
+        self._workers.start()
 
     def stop(self) -> None:
         """The threads end once everything queued before has been handled."""
-        for _ in self._threads:
-            self._queue.put(_STOP)
+        self._workers.stop()
 
     def join(self, timeout: Optional[float] = None) -> bool:
-        return join_all(self._threads, timeout)
+        return self._workers.join(timeout)
 
     def is_alive(self) -> bool:
-        return all(t.is_alive() for t in self._threads)
+        return self._workers.is_alive()
 
-    def _run(self) -> None:
-        while True:
-            entry = self._queue.get()
-            if entry is _STOP:
-                return
-            item, held = entry
-            try:
-                if isinstance(item, Release):
-                    self._release(item)
-                else:
-                    self._report(self._made(item, held), held)
-            except Exception:
-                log.exception('reporting failed unexpectedly; going on')
-                if held is not None and self._held.remove(held):
-                    self._finalize(held)  # its lease runs out: the job is judged again
+    def _handle(self, entry: Tuple[object, Optional[Held]]) -> None:
+        item, held = entry
+        try:
+            if isinstance(item, Release):
+                self._release(item)
+            else:
+                self._report(self._made(item, held), held)
+        except Exception:
+            log.exception('reporting failed unexpectedly; going on')
+            if held is not None and self._held.remove(held):
+                self._finalize(held)  # its lease runs out: the job is judged again
 
     def _made(self, item: Union[JobReport, Callable[[], JobReport]], held: Held) -> JobReport:
         if isinstance(item, JobReport):

@@ -13,7 +13,6 @@ exactly once.
 """
 import collections
 import logging
-import queue
 import random
 import threading
 import time
@@ -26,7 +25,7 @@ from runner.backend.noj.outbound import AbortReason, Results, complete_body
 from runner.logs import about_job
 from runner.prep.job_folders import JobFolders
 from runner.backend.noj.reports import AbortReport, CompleteReport, Report
-from runner.threads import join_all
+from runner.threads import WorkerThreads
 from runner.waiting import jittered
 
 log = logging.getLogger(__name__)
@@ -35,7 +34,6 @@ RETRY_DELAYS_SEC = (1, 2, 4, 8, 16)  # at most 5 retries
 DEFAULT_BODY_LIMIT = 512 * 1024
 # 401 is retried: the heartbeat alone decides that the identity is gone.
 _RETRIED = frozenset({Outcome.FAILED, Outcome.UNAUTHORIZED})
-_STOP = object()
 
 Sleep = Callable[[float], None]
 
@@ -67,56 +65,37 @@ class ResultSender:
         self._folders = folders
         self._sleep = sleep or time.sleep
         self._rng = rng or random.Random()
-        self._queue: 'queue.Queue[object]' = queue.Queue()
-        self._threads = [
-            threading.Thread(target=self._run, name=f'result-sender-{n}', daemon=True)
-            for n in range(workers)
-        ]
+        self._workers = WorkerThreads('result-sender', workers, lambda report: self.process(report))
         self._lock = threading.Lock()
         self._given_up = 0
 
     def submit(self, report: Report) -> None:
-        self._queue.put(report)
+        self._workers.submit(report)
 
     def queued(self) -> int:
         """Reports waiting for a sender thread (approximate: the drain's
         progress line)."""
-        return self._queue.qsize()
+        return self._workers.queued()
 
     def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
+        self._workers.start()
 
     def stop(self) -> None:
-        # FIFO: every report queued before stop is taken before a sentinel.
-        for _ in self._threads:
-            self._queue.put(_STOP)
+        self._workers.stop()
 
     def join(self, timeout: Optional[float] = None) -> bool:
         """True when the threads have ended (or never started)."""
-        return join_all(self._threads, timeout)
+        return self._workers.join(timeout)
 
     def is_alive(self) -> bool:
         """Every thread runs."""
-        return all(thread.is_alive() for thread in self._threads)
+        return self._workers.is_alive()
 
     @property
     def given_up(self) -> int:
         """Reports given up on after every retry (left to lease expiry)."""
         with self._lock:
             return self._given_up
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                return
-            try:
-                self.process(item)
-            except Exception:
-                # Never reached by design (every step below is guarded); the
-                # channel must survive a bug in one report anyway.
-                log.exception('reporting %r failed', item)
 
     def process(self, report: Report) -> None:
         """Delivers one report and finalizes its claim (the thread's body;
