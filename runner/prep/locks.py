@@ -7,11 +7,15 @@ lock) or by its TTL (Redis).
 import logging
 import pathlib
 import re
-from typing import Optional, Protocol, Union
+import threading
+import time
+from typing import Callable, Optional, Protocol, Union
 
 import filelock
 import redis
 import redis.exceptions
+
+from runner.backend.http_session import Interrupted
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +44,28 @@ class Locks(Protocol):
 
 
 _SHA256 = re.compile(r'[0-9a-f]{64}')
+
+# A wait for a lock is sliced so that a stop is noticed within a slice.
+LOCK_SLICE_SEC = 0.5
+
+
+def acquire_within(lock: CacheLock,
+                   wait_sec: float,
+                   stop: threading.Event,
+                   what: str,
+                   clock: Callable[[], float] = time.monotonic) -> bool:
+    """Acquires `lock` within `wait_sec`: False when the wait ran out first.
+    Raises Interrupted once `stop` is set meanwhile (`what`: the lock, for
+    its message)."""
+    deadline = clock() + wait_sec
+    while True:
+        if stop.is_set():
+            raise Interrupted(f'stopped while waiting for {what}')
+        remaining = deadline - clock()
+        if remaining <= 0:
+            return False
+        if lock.acquire(min(remaining, LOCK_SLICE_SEC)):
+            return True
 
 
 def _name(key: Union[int, str]) -> str:

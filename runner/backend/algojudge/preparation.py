@@ -26,9 +26,9 @@ from typing import Iterator, Optional, Tuple
 from dispatcher.job import MAX_CASES_PER_TASK, MAX_TASKS, Job, TaskMeta, case_file
 from runner.backend.algojudge.client import AlgoJudgeClient, DigestMismatch
 from runner.backend.algojudge.wire import Claimed
-from runner.backend.http_session import Interrupted, TooLarge
+from runner.backend.http_session import TooLarge
 from runner.prep.job_folders import JobFolders
-from runner.prep.locks import Locks
+from runner.prep.locks import Locks, acquire_within
 from runner.prep.zips import ZipRejected, extract_package
 from sandbox.job import CheckerConvention, Comparison, Judging, ProblemProgram, Role
 from standard_io import config as standard_config
@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 MAX_PACKAGE_BYTES = 512 * 1024 * 1024
 DOWNLOAD_DEADLINE_SEC = 600
 LOCK_WAIT_SEC = 900
-LOCK_SLICE_SEC = 1.0
 _NAMES_FILE = 'names.json'  # written last: a package folder without it is not trusted
 _FOLDER_ID = re.compile(r'[A-Za-z0-9_-]{1,64}')
 _SHA256 = re.compile(r'[0-9a-f]{64}')
@@ -139,14 +138,9 @@ class PackageCache:
     @contextlib.contextmanager
     def _held(self, sha256: str, stop: threading.Event) -> Iterator[None]:
         lock = self._locks.lock(sha256)
-        waited = 0.0
-        while not lock.acquire(LOCK_SLICE_SEC):
-            waited += LOCK_SLICE_SEC
-            if stop.is_set():
-                raise Interrupted('stopped while waiting for a package\'s lock')
-            if waited >= LOCK_WAIT_SEC:
-                raise NotJudgeable(f'package {sha256[:12]}: its lock was not free within '
-                                   f'{LOCK_WAIT_SEC} s')
+        if not acquire_within(lock, LOCK_WAIT_SEC, stop, 'a package\'s lock'):
+            raise NotJudgeable(f'package {sha256[:12]}: its lock was not free within '
+                               f'{LOCK_WAIT_SEC} s')
         try:
             yield
         finally:

@@ -27,8 +27,7 @@ from typing import Callable, Iterator, Optional, Sequence
 from dispatcher.job import TaskMeta, case_file
 from runner import metrics
 from runner.backend.noj.client import BackendClient
-from runner.backend.http_session import Interrupted
-from runner.prep.locks import Locks
+from runner.prep.locks import Locks, acquire_within
 from runner.prep.zips import extract_testdata
 from sandbox.job import CASE_FOLDER, ProblemProgram, Role
 from sandbox.languages import BUILD_NAMES, Language
@@ -36,8 +35,6 @@ from sandbox.languages import BUILD_NAMES, Language
 log = logging.getLogger(__name__)
 
 LOCK_WAIT_SEC = 30
-# Waiting for the lock is sliced so that a stop is noticed within a slice.
-LOCK_SLICE_SEC = 0.5
 DOWNLOAD_DEADLINE_SEC = 300
 MAX_ZIP_BYTES = 1024**3
 MAX_EXTRACTED_BYTES = 4 * 1024**3
@@ -110,17 +107,13 @@ class TestdataCache:
         lock = self._locks.lock(problem_id)
         if not lock.acquire(0):
             log.info('testdata of problem %d is being prepared elsewhere; waiting', problem_id)
-            deadline = self._clock() + self._lock_wait_sec
-            while True:
-                if stop.is_set():
-                    raise Interrupted(f'stopped while waiting for the testdata lock of problem '
-                                      f'{problem_id}')
-                remaining = deadline - self._clock()
-                if remaining <= 0:
-                    raise LockTimeout(f'testdata lock of problem {problem_id} not acquired within '
-                                      f'{self._lock_wait_sec:g} s')
-                if lock.acquire(min(remaining, LOCK_SLICE_SEC)):
-                    break
+            if not acquire_within(lock,
+                                  self._lock_wait_sec,
+                                  stop,
+                                  f'the testdata lock of problem {problem_id}',
+                                  clock=self._clock):
+                raise LockTimeout(f'testdata lock of problem {problem_id} not acquired within '
+                                  f'{self._lock_wait_sec:g} s')
         try:
             yield
         finally:
