@@ -1,59 +1,77 @@
 """Turns for builds: jobs of this process that want the same build at once
 (a class resubmitting one program at the end of an exam, a rejudge) compile
-it one at a time, so that the first compiles and the others find its entry
-in the compile cache instead of compiling it again beside it.
+it once: the first takes the build's turn and compiles, the others wait for
+that compile and then find its entry in the compile cache.
 
-A turn is held while the compile runs, which is bounded (its time limits,
-its retry); a waiter holds no container and no core. A waiter whose job is
-cancelled stops waiting: the cancel wakes every waiter (`wake`), and each
-looks at its own job again.
+A job waits for one compile at most, the one it found in progress, never
+for a chain of them: a compile that left no entry (a timeout, a judge
+failure, a cache that cannot be written) lets every job that waited for it
+compile for itself at once, as without turns. A waiter holds no container
+and no core, and one whose job is cancelled stops waiting: the cancel wakes
+every waiter (`wake`), and each looks at its own job again.
 """
 import contextlib
 import threading
-from typing import Callable, Iterator, Set
+from typing import Callable, Dict, Iterator
 
 from sandbox.faults import Cancelled
+
+
+class _Round:
+    """One holder's compile of a build."""
 
 
 class BuildTurns:
 
     def __init__(self):
         self._cond = threading.Condition()
-        self._taken: Set[str] = set()
+        self._rounds: Dict[str, _Round] = {}  # by build key, while its holder compiles
         self._waiting = 0
 
     @contextlib.contextmanager
-    def turn(self, key: str, cancelled: Callable[[], bool]) -> Iterator[None]:
-        """Holds the turn of build `key`, after whoever holds it now; raises
-        Cancelled once `cancelled()` says so while waiting."""
-        with self._cond:
-            self._waiting += 1
-            self._cond.notify_all()  # for `wait_for`, as below
-            try:
-                while key in self._taken:
-                    # Looked at under the condition's lock, which `wake` takes
-                    # after the cancel is recorded: a cancel is never missed.
-                    if cancelled():
-                        raise Cancelled('the job was cancelled')
-                    self._cond.wait()
-            finally:
-                self._waiting -= 1
-            self._taken.add(key)
-            self._cond.notify_all()
+    def turn(self, key: str, cancelled: Callable[[], bool]) -> Iterator[bool]:
+        """True: this job holds build `key`'s turn until the block ends (it
+        compiles, the others wait). False: another job held it, and its
+        compile has ended (look in the cache again). Raises Cancelled once
+        `cancelled()` says so while waiting."""
+        mine = _Round()
         try:
-            yield
+            with self._cond:
+                found = self._rounds.get(key)
+                if found is None:
+                    self._rounds[key] = mine
+                    self._cond.notify_all()  # for `wait_for`
+                else:
+                    self._wait_out(key, found, cancelled)
+            yield found is None
         finally:
             with self._cond:
-                self._taken.discard(key)
-                self._cond.notify_all()
+                if self._rounds.get(key) is mine:
+                    del self._rounds[key]
+                    self._cond.notify_all()
 
     def wait_for(self, predicate: Callable[[int, int], bool], timeout: float) -> bool:
         """Wait until `predicate(turns held, jobs waiting for one)` holds
         (for observers); False when `timeout` passed first."""
         with self._cond:
-            return self._cond.wait_for(lambda: predicate(len(self._taken), self._waiting), timeout)
+            return self._cond.wait_for(lambda: predicate(len(self._rounds), self._waiting), timeout)
 
     def wake(self) -> None:
         """Every waiter looks at its job again (after a cancel)."""
         with self._cond:
             self._cond.notify_all()
+
+    def _wait_out(self, key: str, found: _Round, cancelled: Callable[[], bool]) -> None:
+        """Condition held: until `found`'s round of `key` ends (a later
+        holder's round is not waited for)."""
+        self._waiting += 1
+        self._cond.notify_all()  # for `wait_for`
+        try:
+            while self._rounds.get(key) is found:
+                # Looked at under the condition's lock, which `wake` takes
+                # after the cancel is recorded: a cancel is never missed.
+                if cancelled():
+                    raise Cancelled('the job was cancelled')
+                self._cond.wait()
+        finally:
+            self._waiting -= 1

@@ -86,9 +86,10 @@ class Builder:
             return cached
         if key is None:
             return self._compile(job_key, language, folder, flags, key, diagnose)
-        # The first job to want this build compiles it; the others wait their
-        # turn and find its entry (a compile that made none, a JE, leaves the
-        # next one to compile).
+        # The first job to want this build compiles it; the others wait for
+        # that compile and take its entry, or compile for themselves when it
+        # left none (a timeout, a JE). Looked up again either way: a compile
+        # may have ended since the first look.
         with self._turns.turn(key, lambda: self._engine.is_cancelled(job_key)):
             key, cached = self._served(language, folder, flags)
             if cached is not None:

@@ -190,8 +190,12 @@ class DockerSandbox:
         return grader.grade(case)
 
     def cancel(self, job_key: str) -> None:
-        self._engine.cancel(_keys_of(job_key))
-        self._builder.wake()  # after the cancel is recorded: a waiter that wakes sees it
+        try:
+            self._engine.cancel(_keys_of(job_key))
+        finally:
+            # After the cancel is recorded (before its runs are killed, which
+            # may fail): a waiter that wakes sees it.
+            self._builder.wake()
 
     def release(self, job_key: str) -> None:
         with self._lock:

@@ -1,5 +1,6 @@
-"""Builds of one key compile one at a time; a waiter whose job is cancelled
-stops waiting."""
+"""Builds of one key compile once at a time: a job waits for the one compile
+it found in progress, never for a chain of them; a waiter whose job is
+cancelled stops waiting."""
 import threading
 
 import pytest
@@ -14,74 +15,95 @@ def never():
     return False
 
 
-def waiter(turns, key, cancelled=never):
-    """A thread that takes `key`'s turn and holds it until told: its
-    events say when it got the turn and how it ended."""
-    got, leave, ended = threading.Event(), threading.Event(), []
+class Job:
+    """A thread that asks for `key`'s turn and stays in its block until told."""
 
-    def body():
+    def __init__(self, turns, key, cancelled=never):
+        self.entered, self.leave = threading.Event(), threading.Event()
+        self.first = None
+        self.ended = []
+        self._thread = threading.Thread(target=self._body,
+                                        args=(turns, key, cancelled),
+                                        daemon=True)
+        self._thread.start()
+
+    def _body(self, turns, key, cancelled):
         try:
-            with turns.turn(key, cancelled):
-                got.set()
-                leave.wait(WAIT)
-            ended.append('done')
+            with turns.turn(key, cancelled) as first:
+                self.first = first
+                self.entered.set()
+                self.leave.wait(WAIT)
+            self.ended.append('done')
         except Cancelled:
-            ended.append('cancelled')
+            self.ended.append('cancelled')
 
-    thread = threading.Thread(target=body, daemon=True)
-    thread.start()
-    return got, leave, ended, thread
+    def finish(self):
+        self.leave.set()
+        self._thread.join(WAIT)
+        assert not self._thread.is_alive()
 
 
-def test_a_second_job_of_the_same_build_waits_for_the_first():
+def test_a_job_of_a_build_in_progress_waits_for_its_compile():
     turns = BuildTurns()
-    first_got, first_leaves, _, first = waiter(turns, 'k')
-    assert first_got.wait(WAIT)
-    second_got, second_leaves, ended, second = waiter(turns, 'k')
+    holder = Job(turns, 'k')
+    assert holder.entered.wait(WAIT) and holder.first is True
+    waiter = Job(turns, 'k')
     assert turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
-    assert not second_got.is_set()
-    first_leaves.set()
-    assert second_got.wait(WAIT)
-    second_leaves.set()
-    second.join(WAIT)
-    first.join(WAIT)
-    assert ended == ['done']
+    assert not waiter.entered.is_set()
+    holder.finish()
+    assert waiter.entered.wait(WAIT) and waiter.first is False
+    waiter.finish()
+    assert waiter.ended == ['done']
+
+
+def test_waiters_wait_for_one_compile_never_for_each_other():
+    # The holder's compile left no entry (a timeout): each waiter compiles
+    # for itself, at once, not after one another.
+    turns = BuildTurns()
+    holder = Job(turns, 'k')
+    assert holder.entered.wait(WAIT)
+    waiters = [Job(turns, 'k') for _ in range(3)]
+    assert turns.wait_for(lambda held, waiting: waiting == 3, WAIT)
+    holder.finish()
+    for waiter in waiters:
+        assert waiter.entered.wait(WAIT)  # while the others are still in their blocks
+    assert turns.wait_for(lambda held, waiting: held == 0, WAIT)
+    later = Job(turns, 'k')  # came after: the build's turn is free again
+    assert later.entered.wait(WAIT) and later.first is True
+    for job in waiters + [later]:
+        job.finish()
 
 
 def test_other_builds_do_not_wait():
     turns = BuildTurns()
-    first_got, first_leaves, _, first = waiter(turns, 'k')
-    assert first_got.wait(WAIT)
-    other_got, other_leaves, _, other = waiter(turns, 'other')
-    assert other_got.wait(WAIT)
-    first_leaves.set()
-    other_leaves.set()
-    first.join(WAIT)
-    other.join(WAIT)
+    holder = Job(turns, 'k')
+    assert holder.entered.wait(WAIT)
+    other = Job(turns, 'other')
+    assert other.entered.wait(WAIT) and other.first is True
+    holder.finish()
+    other.finish()
 
 
 def test_a_cancel_wakes_a_waiter_whose_job_it_is():
     turns = BuildTurns()
-    first_got, first_leaves, _, first = waiter(turns, 'k')
-    assert first_got.wait(WAIT)
+    holder = Job(turns, 'k')
+    assert holder.entered.wait(WAIT)
     cancelled = threading.Event()
-    second_got, _, ended, second = waiter(turns, 'k', cancelled.is_set)
+    waiter = Job(turns, 'k', cancelled.is_set)
     assert turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
     cancelled.set()
     turns.wake()
-    second.join(WAIT)
-    assert ended == ['cancelled'] and not second_got.is_set()
-    assert turns.wait_for(lambda held, waiting: waiting == 0, WAIT)
-    first_leaves.set()
-    first.join(WAIT)
+    waiter.finish()
+    assert waiter.ended == ['cancelled'] and not waiter.entered.is_set()
+    assert turns.wait_for(lambda held, waiting: held == 1 and waiting == 0, WAIT)
+    holder.finish()
 
 
-def test_a_turn_that_fails_is_given_up():
+def test_a_turn_whose_compile_fails_is_given_up():
     turns = BuildTurns()
     with pytest.raises(RuntimeError):
         with turns.turn('k', never):
             raise RuntimeError('the compile failed')
-    got, leaves, _, thread = waiter(turns, 'k')
-    assert got.wait(WAIT)
-    leaves.set()
-    thread.join(WAIT)
+    job = Job(turns, 'k')
+    assert job.entered.wait(WAIT) and job.first is True
+    job.finish()
