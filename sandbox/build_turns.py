@@ -64,9 +64,9 @@ class BuildTurns:
     def _wait_out(self, key: str, found: _Round, cancelled: Callable[[], bool]) -> None:
         """Condition held: until `found`'s round of `key` ends (a later
         holder's round is not waited for)."""
-        self._waiting += 1
-        self._cond.notify_all()  # for `wait_for`
         try:
+            self._waiting += 1
+            self._cond.notify_all()  # for `wait_for`, as below
             while self._rounds.get(key) is found:
                 # Looked at under the condition's lock, which `wake` takes
                 # after the cancel is recorded: a cancel is never missed.
@@ -75,3 +75,4 @@ class BuildTurns:
                 self._cond.wait()
         finally:
             self._waiting -= 1
+            self._cond.notify_all()

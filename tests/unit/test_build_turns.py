@@ -107,3 +107,21 @@ def test_a_turn_whose_compile_fails_is_given_up():
     job = Job(turns, 'k')
     assert job.entered.wait(WAIT) and job.first is True
     job.finish()
+
+
+def test_a_job_cancelled_before_it_would_wait_does_not_wait():
+    turns = BuildTurns()
+    holder = Job(turns, 'k')
+    assert holder.entered.wait(WAIT)
+    waiter = Job(turns, 'k', lambda: True)
+    waiter.finish()
+    assert waiter.ended == ['cancelled']
+    holder.finish()
+
+
+def test_a_turn_left_by_any_exception_is_given_up():
+    turns = BuildTurns()
+    with pytest.raises(KeyboardInterrupt):
+        with turns.turn('k', never):
+            raise KeyboardInterrupt
+    assert turns.wait_for(lambda held, waiting: held == 0, 0)

@@ -1,0 +1,137 @@
+"""Building with the compile cache and turns, on a fake engine: a hit runs
+nothing and waits for nothing; jobs that want one build at once compile it
+once; a compile that left no entry lets the waiter compile for itself."""
+import threading
+
+import pytest
+
+from sandbox.building import Builder
+from sandbox.compile_cache import CompileCache
+from sandbox.container import SandboxBroken
+from sandbox.languages import Language
+from sandbox.protocol import RunResponse
+from sandbox.results import Status
+from sandbox.settings import SandboxSettings
+
+WAIT = 10
+IMAGE_ID = 'sha256:toolchain'
+SOURCE = 'int main(void) { return 0; }\n'
+
+
+class Container:
+    image_id = IMAGE_ID
+
+    def add_job_file(self, path, name):
+        pass
+
+
+def compiled_program() -> RunResponse:
+    return RunResponse(exit_code=0,
+                       signal=0,
+                       wall_timeout=False,
+                       cpu_timeout=False,
+                       mem_exceeded=False,
+                       cpu_us=1000,
+                       wall_us=1000,
+                       maxrss_kb=1000,
+                       oom_kills=0,
+                       out_size=0,
+                       err_size=0,
+                       stdout=b'',
+                       stderr=b'',
+                       stderr_tail=b'',
+                       artifact_status='ok',
+                       artifact=b'\x7fELF a program',
+                       landlock_abi=3)
+
+
+class Engine:
+    """Compiles when `go` is set; `broken`: each compile's sandbox fails."""
+
+    def __init__(self):
+        self.compiles = 0
+        self.started = threading.Event()
+        self.go = threading.Event()
+        self.broken = False
+
+    def is_cancelled(self, job_key):
+        return False
+
+    def retried(self, once, failed):
+        try:
+            return once()
+        except SandboxBroken as exc:
+            return failed(exc)
+
+    def run(self, want, request, stdin, finish):
+        self.compiles += 1
+        self.started.set()
+        assert self.go.wait(WAIT)
+        if self.broken:
+            raise SandboxBroken('the sandbox failed')
+        return finish(compiled_program(), Container())
+
+
+@pytest.fixture
+def rig(tmp_path):
+    engine = Engine()
+    settings = SandboxSettings(root=tmp_path / 'root')
+    builder = Builder(engine, settings, CompileCache(tmp_path / 'cache', 1 << 20))
+    builder.know_image(Language.C.toolchain.image_kind, IMAGE_ID)
+    (tmp_path / 'src').mkdir()
+    (tmp_path / 'src' / 'main.c').write_text(SOURCE)
+    return engine, builder, tmp_path
+
+
+def build(builder, tmp_path, name):
+    return builder.build(name, Language.C, tmp_path / 'src', tmp_path / 'builds' / name,
+                         lambda language, exc: str(exc))
+
+
+def in_thread(function, *args):
+    done = []
+    thread = threading.Thread(target=lambda: done.append(function(*args)), daemon=True)
+    thread.start()
+    return thread, done
+
+
+def test_a_hit_runs_nothing_and_waits_for_no_turn(rig):
+    engine, builder, tmp_path = rig
+    engine.go.set()
+    assert build(builder, tmp_path, 'first').ok and engine.compiles == 1
+    # A turn of that very build held meanwhile (a compile of it in progress
+    # elsewhere) does not hold up a job that finds its entry.
+    key = builder._key(Language.C, tmp_path / 'src', ())  # a build folder before its compile
+    with builder._turns.turn(key, lambda: False):
+        thread, done = in_thread(build, builder, tmp_path, 'again')
+        thread.join(WAIT)
+        assert done and done[0].ok and engine.compiles == 1
+
+
+def test_jobs_that_want_one_build_at_once_compile_it_once(rig):
+    engine, builder, tmp_path = rig
+    first, first_done = in_thread(build, builder, tmp_path, 'first')
+    assert engine.started.wait(WAIT)
+    second, second_done = in_thread(build, builder, tmp_path, 'second')
+    assert builder._turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
+    engine.go.set()
+    first.join(WAIT)
+    second.join(WAIT)
+    assert first_done[0].ok and second_done[0].ok
+    assert engine.compiles == 1
+    assert (tmp_path / 'builds' / 'second' / 'main').read_bytes() == b'\x7fELF a program'
+
+
+def test_a_compile_that_left_no_entry_lets_the_waiter_compile(rig):
+    engine, builder, tmp_path = rig
+    engine.broken = True  # a judge failure: a JE, nothing cached
+    first, first_done = in_thread(build, builder, tmp_path, 'first')
+    assert engine.started.wait(WAIT)
+    second, second_done = in_thread(build, builder, tmp_path, 'second')
+    assert builder._turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
+    engine.go.set()
+    first.join(WAIT)
+    second.join(WAIT)
+    assert first_done[0].result.status is Status.JE
+    assert second_done[0].result.status is Status.JE
+    assert engine.compiles == 2
