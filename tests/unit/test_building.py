@@ -9,13 +9,14 @@ from sandbox.building import Builder
 from sandbox.compile_cache import CompileCache
 from sandbox.container import SandboxBroken
 from sandbox.languages import Language
-from sandbox.protocol import RunResponse
 from sandbox.results import Status
 from sandbox.settings import SandboxSettings
+from tests.unit.fakes import ended_run
 
 WAIT = 10
 IMAGE_ID = 'sha256:toolchain'
 SOURCE = 'int main(void) { return 0; }\n'
+PROGRAM = b'\x7fELF a program'
 
 
 class Container:
@@ -23,26 +24,6 @@ class Container:
 
     def add_job_file(self, path, name):
         pass
-
-
-def compiled_program() -> RunResponse:
-    return RunResponse(exit_code=0,
-                       signal=0,
-                       wall_timeout=False,
-                       cpu_timeout=False,
-                       mem_exceeded=False,
-                       cpu_us=1000,
-                       wall_us=1000,
-                       maxrss_kb=1000,
-                       oom_kills=0,
-                       out_size=0,
-                       err_size=0,
-                       stdout=b'',
-                       stderr=b'',
-                       stderr_tail=b'',
-                       artifact_status='ok',
-                       artifact=b'\x7fELF a program',
-                       landlock_abi=3)
 
 
 class Engine:
@@ -69,7 +50,7 @@ class Engine:
         assert self.go.wait(WAIT)
         if self.broken:
             raise SandboxBroken('the sandbox failed')
-        return finish(compiled_program(), Container())
+        return finish(ended_run(artifact_status='ok', artifact=PROGRAM), Container())
 
 
 @pytest.fixture
@@ -108,8 +89,9 @@ def test_a_hit_runs_nothing_and_waits_for_no_turn(rig):
         assert done and done[0].ok and engine.compiles == 1
 
 
-def test_jobs_that_want_one_build_at_once_compile_it_once(rig):
-    engine, builder, tmp_path = rig
+def two_at_once(engine, builder, tmp_path):
+    """The builds of two jobs of one source, the second asked while the
+    first compiles."""
     first, first_done = in_thread(build, builder, tmp_path, 'first')
     assert engine.started.wait(WAIT)
     second, second_done = in_thread(build, builder, tmp_path, 'second')
@@ -117,21 +99,20 @@ def test_jobs_that_want_one_build_at_once_compile_it_once(rig):
     engine.go.set()
     first.join(WAIT)
     second.join(WAIT)
-    assert first_done[0].ok and second_done[0].ok
+    return first_done[0], second_done[0]
+
+
+def test_jobs_that_want_one_build_at_once_compile_it_once(rig):
+    engine, builder, tmp_path = rig
+    first, second = two_at_once(engine, builder, tmp_path)
+    assert first.ok and second.ok
     assert engine.compiles == 1
-    assert (tmp_path / 'builds' / 'second' / 'main').read_bytes() == b'\x7fELF a program'
+    assert (tmp_path / 'builds' / 'second' / 'main').read_bytes() == PROGRAM
 
 
 def test_a_compile_that_left_no_entry_lets_the_waiter_compile(rig):
     engine, builder, tmp_path = rig
     engine.broken = True  # a judge failure: a JE, nothing cached
-    first, first_done = in_thread(build, builder, tmp_path, 'first')
-    assert engine.started.wait(WAIT)
-    second, second_done = in_thread(build, builder, tmp_path, 'second')
-    assert builder._turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
-    engine.go.set()
-    first.join(WAIT)
-    second.join(WAIT)
-    assert first_done[0].result.status is Status.JE
-    assert second_done[0].result.status is Status.JE
+    first, second = two_at_once(engine, builder, tmp_path)
+    assert first.result.status is second.result.status is Status.JE
     assert engine.compiles == 2
