@@ -61,11 +61,11 @@ def acquire_within(lock: CacheLock,
     while True:
         if stop.is_set():
             raise Interrupted(f'stopped while waiting for {what}')
-        remaining = deadline - clock()
+        remaining = max(0.0, deadline - clock())
+        if lock.acquire(min(remaining, LOCK_SLICE_SEC)):  # tried once even with no wait left
+            return True
         if remaining <= 0:
             return False
-        if lock.acquire(min(remaining, LOCK_SLICE_SEC)):
-            return True
 
 
 def _name(key: Union[int, str]) -> str:

@@ -254,7 +254,7 @@ def test_stop_flushes_everything_queued_before_it():
                                                       ('abort', 'jb_4', 'prep_failed')]
 
 
-def test_the_thread_survives_a_failing_report():
+def test_the_thread_survives_a_failing_report(caplog):
     rig = Rig(complete=['2xx'])
     rig.tracker.add('jb_2')
     processed = []
@@ -274,6 +274,7 @@ def test_the_thread_survives_a_failing_report():
     assert rig.sender.join(JOIN_GUARD_SEC)
     assert processed == ['jb_1', 'jb_2']
     assert len(rig.tracker) == 0
+    assert 'job jb_1: reporting failed unexpectedly' in caplog.text  # which claim is stuck
 
 
 def test_threads_are_daemons():
