@@ -36,7 +36,8 @@ CASES = Counter('oj_runner_cases_judged_total',
                 'Cases judged, by verdict and language.', ['verdict', 'language'],
                 registry=REGISTRY)
 COMPILE_SECONDS = Histogram('oj_runner_compile_duration_seconds',
-                            'Wall time of compile steps, sandbox included.', ['language'],
+                            'Wall time of compile steps, sandbox included (and a wait for '
+                            'another job\'s compile of the same build).', ['language'],
                             buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40),
                             registry=REGISTRY)
 CASE_SECONDS = Histogram('oj_runner_case_duration_seconds',
