@@ -88,9 +88,7 @@ class RunEngine:
             raise
 
     def _check_cancelled(self, wants: Sequence[Want]) -> None:
-        with self._lock:
-            cancelled = any(want.job_key in self._cancelled for want in wants)
-        if cancelled:
+        if any(self.is_cancelled(want.job_key) for want in wants):
             raise Cancelled('the job was cancelled')
 
     def runs_in_progress(self) -> int:

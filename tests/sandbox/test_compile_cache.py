@@ -102,20 +102,20 @@ def test_a_job_waiting_for_the_compile_of_its_build_stops_at_its_cancel(sandbox,
         src.mkdir(parents=True)
         (src / 'main.cpp').write_text(SLOW_BUILD + marker)
         jobs.append(SandboxJob(key=f'{name}-{uuid.uuid4()}', language=Language.CPP, source_dir=src))
-    compiling, waiting = jobs
+    compiling_job, waiting_job = jobs
     # Observed inside: nothing public says that a job waits for a turn.
     turns = sandbox._builder._turns
     try:
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            first = pool.submit(sandbox.compile, compiling)
+            first = pool.submit(sandbox.compile, compiling_job)
             assert turns.wait_for(lambda held, waiting: held == 1, 60)
-            second = pool.submit(sandbox.compile, waiting)
+            second = pool.submit(sandbox.compile, waiting_job)
             assert turns.wait_for(lambda held, waiting: waiting == 1, 60)
-            sandbox.cancel(waiting.key)
+            sandbox.cancel(waiting_job.key)
             with pytest.raises(Cancelled):
                 second.result(timeout=10)
             assert not first.done()
-            sandbox.cancel(compiling.key)
+            sandbox.cancel(compiling_job.key)
             with pytest.raises(Cancelled):
                 first.result(timeout=10)
     finally:
