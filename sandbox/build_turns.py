@@ -3,22 +3,50 @@
 it once: the first takes the build's turn and compiles, the others wait for
 that compile and then find its entry in the compile cache.
 
-A job waits for one compile at most, the one it found in progress, never
-for a chain of them: a compile that left no entry (a timeout, a judge
-failure, a cache that cannot be written) lets every job that waited for it
-compile for itself at once, as without turns. A waiter holds no container
-and no core, and one whose job is cancelled stops waiting: the cancel wakes
-every waiter (`wake`), and each looks at its own job again.
+A job waits for one compile at most, the one it found in progress, never for
+a chain of them. A compile over the compile bound (a timeout, out of memory:
+the student's CE, not kept in the cache) leaves that outcome to the jobs
+that waited for it: the same build over the same bound, which would
+otherwise hold their workers for a second bound each. A compile that left
+neither (a judge failure, a cache that cannot be written) lets every job
+that waited for it compile for itself at once, as without turns. A waiter
+holds no container and no core, and one whose job is cancelled stops
+waiting: the cancel wakes every waiter (`wake`), and each looks at its own
+job again.
 """
 import contextlib
 import threading
-from typing import Callable, Dict, Iterator
+from typing import Callable, Dict, Generic, Iterator, Optional, TypeVar
 
 from sandbox.faults import Cancelled
 
+Outcome = TypeVar('Outcome')
 
-class _Round:
-    """One holder's compile of a build."""
+
+class _Round(Generic[Outcome]):
+    """One holder's compile of a build, and what it leaves its waiters."""
+
+    def __init__(self):
+        self.left: Optional[Outcome] = None
+
+
+class Turn(Generic[Outcome]):
+    """A job's turn at a build. `held`: this job compiles (the others wait)
+    and may `leave` them its outcome. Else the holder's compile has ended,
+    and `left` is what it left (None: look in the cache again)."""
+
+    def __init__(self, held: bool, round_: _Round[Outcome]):
+        self.held = held
+        self._round = round_
+
+    @property
+    def left(self) -> Optional[Outcome]:
+        return self._round.left
+
+    def leave(self, outcome: Outcome) -> None:
+        """The holder's outcome, for the jobs that waited for this compile."""
+        assert self.held
+        self._round.left = outcome
 
 
 class BuildTurns:
@@ -29,11 +57,10 @@ class BuildTurns:
         self._waiting = 0
 
     @contextlib.contextmanager
-    def turn(self, key: str, cancelled: Callable[[], bool]) -> Iterator[bool]:
-        """True: this job holds build `key`'s turn until the block ends (it
-        compiles, the others wait). False: another job held it, and its
-        compile has ended (look in the cache again). Raises Cancelled once
-        `cancelled()` says so while waiting."""
+    def turn(self, key: str, cancelled: Callable[[], bool]) -> Iterator[Turn]:
+        """This job's turn at build `key`: held until the block ends, or
+        another's waited out (see Turn). Raises Cancelled once `cancelled()`
+        says so while waiting."""
         mine = _Round()
         try:
             with self._cond:
@@ -43,7 +70,9 @@ class BuildTurns:
                     self._cond.notify_all()  # for `wait_for`
                 else:
                     self._wait_out(key, found, cancelled)
-            yield found is None
+            # What the holder leaves is set before its round ends, which is
+            # under the condition's lock: a waiter woken by that end sees it.
+            yield Turn(True, mine) if found is None else Turn(False, found)
         finally:
             with self._cond:
                 if self._rounds.get(key) is mine:

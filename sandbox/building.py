@@ -32,11 +32,13 @@ Diagnose = Callable[[Language, Exception], str]
 class Build:
     """A build's outcome. `folder` holds its files and its program (or its
     source, for Python), which its containers are staged from; `static_bytes`
-    is what the program's static data alone holds in memory."""
+    is what the program's static data alone holds in memory; `over_bound`:
+    a CE for the compile bound (time or memory), which is not cached."""
     result: CompileResult
     folder: pathlib.Path
     language: Language
     static_bytes: int = 0
+    over_bound: bool = False
 
     @property
     def ok(self) -> bool:
@@ -87,14 +89,21 @@ class Builder:
         if key is None:
             return self._compile(job_key, language, folder, flags, key, diagnose)
         # The first job to want this build compiles it; the others wait for
-        # that compile and take its entry, or compile for themselves when it
-        # left none (a timeout, a JE). Looked up again either way: a compile
-        # may have ended since the first look.
-        with self._turns.turn(key, lambda: self._engine.is_cancelled(job_key)):
+        # that compile and take its entry, or its CE over the bound (which
+        # would take them the bound again each), or compile for themselves
+        # when it left neither (a JE). Looked up again: a compile may have
+        # ended since the first look.
+        with self._turns.turn(key, lambda: self._engine.is_cancelled(job_key)) as turn:
+            if turn.left is not None:
+                log.debug('compile over the bound: taken from the compile waited for')
+                return Build(turn.left, folder, language, over_bound=True)
             key, cached = self._served(language, folder, flags)
             if cached is not None:
                 return cached
-            return self._compile(job_key, language, folder, flags, key, diagnose)
+            build = self._compile(job_key, language, folder, flags, key, diagnose)
+            if turn.held and build.over_bound:
+                turn.leave(build.result)
+            return build
 
     def wake(self) -> None:
         """Jobs waiting for another's compile of their build look at their
@@ -137,13 +146,15 @@ class Builder:
         toolchain = language.toolchain
         message = report_text(run.stderr or run.stdout, self._settings.report_limit)
 
-        def outcome(status: Status, text: str, static_bytes: int = 0) -> Build:
-            return Build(CompileResult(status, text), folder, language, static_bytes)
+        def outcome(status: Status, text: str, static_bytes: int = 0, over_bound=False) -> Build:
+            return Build(CompileResult(status, text), folder, language, static_bytes, over_bound)
 
         if run.cpu_timeout or run.wall_timeout:
-            return outcome(Status.CE, f'compilation took longer than {COMPILE_SECONDS} s')
+            return outcome(Status.CE,
+                           f'compilation took longer than {COMPILE_SECONDS} s',
+                           over_bound=True)
         if run.oom_kills:
-            return outcome(Status.CE, 'compilation ran out of memory (1 GiB)')
+            return outcome(Status.CE, 'compilation ran out of memory (1 GiB)', over_bound=True)
         if run.signal or run.exit_code:
             if key is not None and not run.signal and run.exit_code == 1:
                 # The compiler's own verdict on the source (exit 1), the same

@@ -1,6 +1,6 @@
 """Builds of one key compile once at a time: a job waits for the one compile
-it found in progress, never for a chain of them; a waiter whose job is
-cancelled stops waiting."""
+it found in progress, never for a chain of them, and takes what it left; a
+waiter whose job is cancelled stops waiting."""
 import threading
 
 import pytest
@@ -18,9 +18,11 @@ def never():
 class Job:
     """A thread that asks for `key`'s turn and stays in its block until told."""
 
-    def __init__(self, turns, key, cancelled=never):
+    def __init__(self, turns, key, cancelled=never, leaves=None):
         self.entered, self.leave = threading.Event(), threading.Event()
         self.first = None
+        self.found = None  # what the holder it waited for left
+        self._leaves = leaves
         self.ended = []
         self._thread = threading.Thread(target=self._body,
                                         args=(turns, key, cancelled),
@@ -29,8 +31,10 @@ class Job:
 
     def _body(self, turns, key, cancelled):
         try:
-            with turns.turn(key, cancelled) as first:
-                self.first = first
+            with turns.turn(key, cancelled) as turn:
+                self.first, self.found = turn.held, turn.left
+                if turn.held and self._leaves is not None:
+                    turn.leave(self._leaves)
                 self.entered.set()
                 self.leave.wait(WAIT)
             self.ended.append('done')
@@ -51,9 +55,26 @@ def test_a_job_of_a_build_in_progress_waits_for_its_compile():
     assert turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
     assert not waiter.entered.is_set()
     holder.finish()
-    assert waiter.entered.wait(WAIT) and waiter.first is False
+    assert waiter.entered.wait(WAIT) and waiter.first is False and waiter.found is None
     waiter.finish()
     assert waiter.ended == ['done']
+
+
+def test_waiters_take_what_the_compile_they_waited_for_left():
+    # A compile over the bound: its waiters take that CE, the next job
+    # (which did not wait for it) compiles anew.
+    turns = BuildTurns()
+    holder = Job(turns, 'k', leaves='over the bound')
+    assert holder.entered.wait(WAIT)
+    waiters = [Job(turns, 'k') for _ in range(2)]
+    assert turns.wait_for(lambda held, waiting: waiting == 2, WAIT)
+    holder.finish()
+    for waiter in waiters:
+        waiter.finish()
+        assert waiter.first is False and waiter.found == 'over the bound'
+    later = Job(turns, 'k')
+    assert later.entered.wait(WAIT) and later.first is True and later.found is None
+    later.finish()
 
 
 def test_waiters_wait_for_one_compile_never_for_each_other():

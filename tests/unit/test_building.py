@@ -1,6 +1,8 @@
 """Building with the compile cache and turns, on a fake engine: a hit runs
 nothing and waits for nothing; jobs that want one build at once compile it
-once; a compile that left no entry lets the waiter compile for itself."""
+once; a compile over the bound gives its CE to the jobs that waited for it,
+not to later ones; a compile that left neither lets the waiter compile for
+itself."""
 import threading
 
 import pytest
@@ -27,13 +29,15 @@ class Container:
 
 
 class Engine:
-    """Compiles when `go` is set; `broken`: each compile's sandbox fails."""
+    """Compiles when `go` is set; `broken`: each compile's sandbox fails;
+    `timing_out`: each compile runs over the bound."""
 
     def __init__(self):
         self.compiles = 0
         self.started = threading.Event()
         self.go = threading.Event()
         self.broken = False
+        self.timing_out = False
 
     def is_cancelled(self, job_key):
         return False
@@ -50,6 +54,8 @@ class Engine:
         assert self.go.wait(WAIT)
         if self.broken:
             raise SandboxBroken('the sandbox failed')
+        if self.timing_out:
+            return finish(ended_run(wall_timeout=True, signal=9), Container())
         return finish(ended_run(artifact_status='ok', artifact=PROGRAM), Container())
 
 
@@ -115,4 +121,16 @@ def test_a_compile_that_left_no_entry_lets_the_waiter_compile(rig):
     engine.broken = True  # a judge failure: a JE, nothing cached
     first, second = two_at_once(engine, builder, tmp_path)
     assert first.result.status is second.result.status is Status.JE
+    assert engine.compiles == 2
+
+
+def test_a_compile_over_the_bound_gives_its_ce_to_the_jobs_that_waited(rig):
+    engine, builder, tmp_path = rig
+    engine.timing_out = True
+    first, second = two_at_once(engine, builder, tmp_path)
+    assert first.result == second.result and first.result.status is Status.CE
+    assert 'longer than' in second.result.message
+    assert engine.compiles == 1
+    # Not cached: a later job of the build compiles it again.
+    assert build(builder, tmp_path, 'later').result.status is Status.CE
     assert engine.compiles == 2
