@@ -4,10 +4,10 @@ it once: the first takes the build's turn and compiles, the others wait for
 that compile and then find its entry in the compile cache.
 
 A job waits for one compile at most, the one it found in progress, never for
-a chain of them. A compile over the compile bound (a timeout, out of memory:
-the student's CE, not kept in the cache) leaves that outcome to the jobs
-that waited for it: the same build over the same bound, which would
-otherwise hold their workers for a second bound each. A compile that left
+a chain of them. A submission's compile that used up its CPU time (the
+student's CE over the bound, not kept in the cache) leaves that outcome to
+the jobs that waited for it: the same source would use it up again in each
+of them, holding their workers for a second bound each. A compile that left
 neither (a judge failure, a cache that cannot be written) lets every job
 that waited for it compile for itself at once, as without turns. A waiter
 holds no container and no core, and one whose job is cancelled stops

@@ -22,6 +22,10 @@ from sandbox.verdict import report_text
 
 log = logging.getLogger(__name__)
 
+# A compile that timed out having used this share of its CPU bound used it
+# up: its source's doing, not the host's.
+USED_UP_SHARE = 0.9
+
 # What a run of a language's image that failed twice means
 # (RunEngine.retried): raises HostFault when the host is at fault (a known
 # program of that language fails too), else says how the judge failed.
@@ -32,13 +36,14 @@ Diagnose = Callable[[Language, Exception], str]
 class Build:
     """A build's outcome. `folder` holds its files and its program (or its
     source, for Python), which its containers are staged from; `static_bytes`
-    is what the program's static data alone holds in memory; `over_bound`:
-    a CE for the compile bound (time or memory), which is not cached."""
+    is what the program's static data alone holds in memory;
+    `over_cpu_bound`: a CE for a compile that used up its CPU time (the
+    source's doing, not a stall of the host's), which is not cached."""
     result: CompileResult
     folder: pathlib.Path
     language: Language
     static_bytes: int = 0
-    over_bound: bool = False
+    over_cpu_bound: bool = False
 
     @property
     def ok(self) -> bool:
@@ -70,11 +75,14 @@ class Builder:
               folder: pathlib.Path,
               diagnose: Diagnose,
               source_name: Optional[str] = None,
-              flags: Tuple[str, ...] = ()) -> Build:
+              flags: Tuple[str, ...] = (),
+              submission: bool = True) -> Build:
         """The files of `source_dir` built into `folder` (made anew) in a
         container serving `job_key`. `source_name`: the source's name in
         `source_dir`, when it is not the toolchain's own (a checker's);
-        `flags`: the problem type's, after the toolchain's."""
+        `flags`: the problem type's, after the toolchain's; `submission`:
+        False for a problem's own program, whose failed compile is the
+        judge's failure, not a verdict to share."""
         toolchain = language.toolchain
         try:
             shutil.rmtree(folder, ignore_errors=True)
@@ -89,19 +97,21 @@ class Builder:
         if key is None:
             return self._compile(job_key, language, folder, flags, key, diagnose)
         # The first job to want this build compiles it; the others wait for
-        # that compile and take its entry, or its CE over the bound (which
-        # would take them the bound again each), or compile for themselves
-        # when it left neither (a JE). Looked up again: a compile may have
-        # ended since the first look.
+        # that compile and take its entry, or compile for themselves when it
+        # left none (a JE, a stall of the host's). A submission's compile
+        # that used up its CPU time leaves them its CE instead: the same
+        # source would use it up again in each of them. Looked up again
+        # first: a compile may have ended since the first look, here or in
+        # another process sharing the cache.
         with self._turns.turn(key, lambda: self._engine.is_cancelled(job_key)) as turn:
-            if turn.left is not None:
-                log.debug('compile over the bound: taken from the compile waited for')
-                return Build(turn.left, folder, language, over_bound=True)
             key, cached = self._served(language, folder, flags)
             if cached is not None:
                 return cached
+            if turn.left is not None:
+                log.debug('compile over its CPU bound: taken from the compile waited for')
+                return Build(turn.left, folder, language, over_cpu_bound=True)
             build = self._compile(job_key, language, folder, flags, key, diagnose)
-            if turn.held and build.over_bound:
+            if turn.held and submission and build.over_cpu_bound:
                 turn.leave(build.result)
             return build
 
@@ -146,15 +156,18 @@ class Builder:
         toolchain = language.toolchain
         message = report_text(run.stderr or run.stdout, self._settings.report_limit)
 
-        def outcome(status: Status, text: str, static_bytes: int = 0, over_bound=False) -> Build:
-            return Build(CompileResult(status, text), folder, language, static_bytes, over_bound)
+        def outcome(status: Status, text: str, static_bytes: int = 0, used_up=False) -> Build:
+            return Build(CompileResult(status, text), folder, language, static_bytes, used_up)
 
         if run.cpu_timeout or run.wall_timeout:
+            # The wall bound is the CPU bound: a compile that had a core all
+            # along reaches both at once; one the host stalled, only the wall.
+            used_up = run.cpu_timeout or run.cpu_us >= USED_UP_SHARE * COMPILE_SECONDS * 1_000_000
             return outcome(Status.CE,
                            f'compilation took longer than {COMPILE_SECONDS} s',
-                           over_bound=True)
+                           used_up=used_up)
         if run.oom_kills:
-            return outcome(Status.CE, 'compilation ran out of memory (1 GiB)', over_bound=True)
+            return outcome(Status.CE, 'compilation ran out of memory (1 GiB)')
         if run.signal or run.exit_code:
             if key is not None and not run.signal and run.exit_code == 1:
                 # The compiler's own verdict on the source (exit 1), the same

@@ -173,7 +173,8 @@ class DockerSandbox:
                                                       self._diagnose,
                                                       source_name=program.role.source_name(
                                                           program.language),
-                                                      flags=program.compile_flags)
+                                                      flags=program.compile_flags,
+                                                      submission=False)
             if not state.problem_build.ok:
                 built = state.problem_build.result
                 log.warning('the problem\'s %s could not be built (%s): %s', program.role.value,

@@ -1,8 +1,8 @@
 """Building with the compile cache and turns, on a fake engine: a hit runs
 nothing and waits for nothing; jobs that want one build at once compile it
-once; a compile over the bound gives its CE to the jobs that waited for it,
-not to later ones; a compile that left neither lets the waiter compile for
-itself."""
+once; a submission's compile that used up its CPU time gives its CE to the
+jobs that waited for it, not to later ones; a compile that left neither
+lets the waiter compile for itself."""
 import threading
 
 import pytest
@@ -12,6 +12,7 @@ from sandbox.compile_cache import CompileCache
 from sandbox.container import SandboxBroken
 from sandbox.languages import Language
 from sandbox.results import Status
+from sandbox.run_requests import COMPILE_SECONDS
 from sandbox.settings import SandboxSettings
 from tests.unit.fakes import ended_run
 
@@ -30,7 +31,7 @@ class Container:
 
 class Engine:
     """Compiles when `go` is set; `broken`: each compile's sandbox fails;
-    `timing_out`: each compile runs over the bound."""
+    `timing_out`: each compile runs over the bound, using `cpu_us`."""
 
     def __init__(self):
         self.compiles = 0
@@ -38,6 +39,7 @@ class Engine:
         self.go = threading.Event()
         self.broken = False
         self.timing_out = False
+        self.cpu_us = COMPILE_SECONDS * 1_000_000
 
     def is_cancelled(self, job_key):
         return False
@@ -55,7 +57,7 @@ class Engine:
         if self.broken:
             raise SandboxBroken('the sandbox failed')
         if self.timing_out:
-            return finish(ended_run(wall_timeout=True, signal=9), Container())
+            return finish(ended_run(wall_timeout=True, signal=9, cpu_us=self.cpu_us), Container())
         return finish(ended_run(artifact_status='ok', artifact=PROGRAM), Container())
 
 
@@ -70,9 +72,13 @@ def rig(tmp_path):
     return engine, builder, tmp_path
 
 
-def build(builder, tmp_path, name):
-    return builder.build(name, Language.C, tmp_path / 'src', tmp_path / 'builds' / name,
-                         lambda language, exc: str(exc))
+def build(builder, tmp_path, name, submission=True):
+    return builder.build(name,
+                         Language.C,
+                         tmp_path / 'src',
+                         tmp_path / 'builds' / name,
+                         lambda language, exc: str(exc),
+                         submission=submission)
 
 
 def in_thread(function, *args):
@@ -95,13 +101,14 @@ def test_a_hit_runs_nothing_and_waits_for_no_turn(rig):
         assert done and done[0].ok and engine.compiles == 1
 
 
-def two_at_once(engine, builder, tmp_path):
+def two_at_once(engine, builder, tmp_path, submission=True, meanwhile=lambda: None):
     """The builds of two jobs of one source, the second asked while the
-    first compiles."""
-    first, first_done = in_thread(build, builder, tmp_path, 'first')
+    first compiles (and `meanwhile` is called)."""
+    first, first_done = in_thread(build, builder, tmp_path, 'first', submission)
     assert engine.started.wait(WAIT)
-    second, second_done = in_thread(build, builder, tmp_path, 'second')
+    second, second_done = in_thread(build, builder, tmp_path, 'second', submission)
     assert builder._turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
+    meanwhile()
     engine.go.set()
     first.join(WAIT)
     second.join(WAIT)
@@ -124,7 +131,7 @@ def test_a_compile_that_left_no_entry_lets_the_waiter_compile(rig):
     assert engine.compiles == 2
 
 
-def test_a_compile_over_the_bound_gives_its_ce_to_the_jobs_that_waited(rig):
+def test_a_compile_that_used_up_its_cpu_gives_its_ce_to_the_jobs_that_waited(rig):
     engine, builder, tmp_path = rig
     engine.timing_out = True
     first, second = two_at_once(engine, builder, tmp_path)
@@ -134,3 +141,34 @@ def test_a_compile_over_the_bound_gives_its_ce_to_the_jobs_that_waited(rig):
     # Not cached: a later job of the build compiles it again.
     assert build(builder, tmp_path, 'later').result.status is Status.CE
     assert engine.compiles == 2
+
+
+def test_a_compile_the_host_stalled_leaves_its_waiters_to_compile(rig):
+    engine, builder, tmp_path = rig
+    engine.timing_out = True
+    engine.cpu_us = 300_000  # over the wall bound, with little CPU time
+    first, second = two_at_once(engine, builder, tmp_path)
+    assert first.result.status is second.result.status is Status.CE
+    assert engine.compiles == 2
+
+
+def test_a_problem_programs_compile_over_the_bound_is_not_shared(rig):
+    # The checker's failed compile is a JE of the judge's: each job tries.
+    engine, builder, tmp_path = rig
+    engine.timing_out = True
+    two_at_once(engine, builder, tmp_path, submission=False)
+    assert engine.compiles == 2
+
+
+def test_a_waiter_takes_an_entry_filed_meanwhile_over_what_was_left(rig):
+    # Another process sharing the cache compiled the build in time.
+    engine, builder, tmp_path = rig
+    engine.timing_out = True
+    key = builder._key(Language.C, tmp_path / 'src', ())
+
+    def filed_elsewhere():
+        builder._cache.put(key, Status.AC, '', PROGRAM, 0)
+
+    first, second = two_at_once(engine, builder, tmp_path, meanwhile=filed_elsewhere)
+    assert first.result.status is Status.CE and second.ok
+    assert engine.compiles == 1
