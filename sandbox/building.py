@@ -23,7 +23,8 @@ from sandbox.verdict import report_text
 log = logging.getLogger(__name__)
 
 # A compile that timed out having used this share of its CPU bound used it
-# up: its source's doing, not the host's.
+# up: most likely its source's doing, where one the host stalled has used
+# little of it.
 USED_UP_SHARE = 0.9
 
 # What a run of a language's image that failed twice means
@@ -107,7 +108,7 @@ class Builder:
             key, cached = self._served(language, folder, flags)
             if cached is not None:
                 return cached
-            if turn.left is not None:
+            if submission and turn.left is not None:
                 log.debug('compile over its CPU bound: taken from the compile waited for')
                 return Build(turn.left, folder, language, over_cpu_bound=True)
             build = self._compile(job_key, language, folder, flags, key, diagnose)
@@ -160,9 +161,10 @@ class Builder:
             return Build(CompileResult(status, text), folder, language, static_bytes, used_up)
 
         if run.cpu_timeout or run.wall_timeout:
-            # The wall bound is the CPU bound: a compile that had a core all
-            # along reaches both at once; one the host stalled, only the wall.
-            used_up = run.cpu_timeout or run.cpu_us >= USED_UP_SHARE * COMPILE_SECONDS * 1_000_000
+            # The wall bound is the CPU bound, and is looked at first: by then
+            # a compile that had a core all along has used nearly all of its
+            # CPU time, one the host stalled much less.
+            used_up = run.cpu_us >= USED_UP_SHARE * COMPILE_SECONDS * 1_000_000
             return outcome(Status.CE,
                            f'compilation took longer than {COMPILE_SECONDS} s',
                            used_up=used_up)

@@ -40,6 +40,7 @@ class Engine:
         self.broken = False
         self.timing_out = False
         self.cpu_us = COMPILE_SECONDS * 1_000_000
+        self.oom = False
 
     def is_cancelled(self, job_key):
         return False
@@ -56,6 +57,8 @@ class Engine:
         assert self.go.wait(WAIT)
         if self.broken:
             raise SandboxBroken('the sandbox failed')
+        if self.oom:
+            return finish(ended_run(oom_kills=1, signal=9), Container())
         if self.timing_out:
             return finish(ended_run(wall_timeout=True, signal=9, cpu_us=self.cpu_us), Container())
         return finish(ended_run(artifact_status='ok', artifact=PROGRAM), Container())
@@ -101,12 +104,19 @@ def test_a_hit_runs_nothing_and_waits_for_no_turn(rig):
         assert done and done[0].ok and engine.compiles == 1
 
 
-def two_at_once(engine, builder, tmp_path, submission=True, meanwhile=lambda: None):
+def two_at_once(engine,
+                builder,
+                tmp_path,
+                submission=True,
+                meanwhile=lambda: None,
+                second_submission=None):
     """The builds of two jobs of one source, the second asked while the
-    first compiles (and `meanwhile` is called)."""
+    first compiles (and `meanwhile` is called); `submission`: whether they
+    are submissions' builds (else a problem's program)."""
     first, first_done = in_thread(build, builder, tmp_path, 'first', submission)
     assert engine.started.wait(WAIT)
-    second, second_done = in_thread(build, builder, tmp_path, 'second', submission)
+    second, second_done = in_thread(build, builder, tmp_path, 'second',
+                                    submission if second_submission is None else second_submission)
     assert builder._turns.wait_for(lambda held, waiting: waiting == 1, WAIT)
     meanwhile()
     engine.go.set()
@@ -143,20 +153,33 @@ def test_a_compile_that_used_up_its_cpu_gives_its_ce_to_the_jobs_that_waited(rig
     assert engine.compiles == 2
 
 
-def test_a_compile_the_host_stalled_leaves_its_waiters_to_compile(rig):
+@pytest.mark.parametrize('cpu_sec, compiles', [(18.0, 1), (17.9, 2), (0.3, 2)])
+def test_a_compile_the_host_stalled_leaves_its_waiters_to_compile(rig, cpu_sec, compiles):
+    # Over the wall bound with little CPU time: the host's doing.
     engine, builder, tmp_path = rig
     engine.timing_out = True
-    engine.cpu_us = 300_000  # over the wall bound, with little CPU time
+    engine.cpu_us = int(cpu_sec * 1_000_000)
+    first, second = two_at_once(engine, builder, tmp_path)
+    assert first.result.status is second.result.status is Status.CE
+    assert engine.compiles == compiles
+
+
+def test_a_compile_out_of_memory_is_not_shared(rig):
+    # The kill may be the host's (a global OOM), not the sandbox limit's.
+    engine, builder, tmp_path = rig
+    engine.oom = True
     first, second = two_at_once(engine, builder, tmp_path)
     assert first.result.status is second.result.status is Status.CE
     assert engine.compiles == 2
 
 
-def test_a_problem_programs_compile_over_the_bound_is_not_shared(rig):
-    # The checker's failed compile is a JE of the judge's: each job tries.
+@pytest.mark.parametrize('holder, waiter', [(False, False), (True, False)])
+def test_a_problem_programs_compile_over_the_bound_is_not_shared(rig, holder, waiter):
+    # The checker's failed compile is a JE of the judge's, and a checker of
+    # the same source as a submission's is not the student's CE: each tries.
     engine, builder, tmp_path = rig
     engine.timing_out = True
-    two_at_once(engine, builder, tmp_path, submission=False)
+    two_at_once(engine, builder, tmp_path, submission=holder, second_submission=waiter)
     assert engine.compiles == 2
 
 
