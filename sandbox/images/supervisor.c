@@ -32,7 +32,10 @@
  *   survive deleting files: a tmpfs numbers its inodes from 1 again, a pid
  *   namespace its pids, and the places' modification times are the new
  *   mounts'. (A TLE's rerun once read a first run's answer back from /tmp's
- *   inode counter.) Between two runs of a job, a child with the run's uid
+ *   inode counter.) The exception is the kernel's directory cache of the
+ *   folders that are not the run init's own (the image's, /box): looking
+ *   up a name that does not exist leaves an entry a later lookup can time
+ *   (the README's known limits). Between two runs of a job, a child with the run's uid
  *   wipes what the run wrote (wipe_all): a later case of the job sees no
  *   file of an earlier one, only such counters (the README's known
  *   limits). The places PID 1 itself sees are never written. The next run
