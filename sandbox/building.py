@@ -38,8 +38,8 @@ class Build:
     """A build's outcome. `folder` holds its files and its program (or its
     source, for Python), which its containers are staged from; `static_bytes`
     is what the program's static data alone holds in memory;
-    `over_cpu_bound`: a CE for a compile that used up its CPU time (the
-    source's doing, not a stall of the host's), which is not cached."""
+    `over_cpu_bound`: a CE for a compile that used up its CPU time (most
+    likely the source's doing, not a stall of the host's), not cached."""
     result: CompileResult
     folder: pathlib.Path
     language: Language
