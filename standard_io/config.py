@@ -102,6 +102,10 @@ def load(config_yml: bytes, overlay: Optional[Mapping[str, Any]] = None) -> Conf
         raise NotJudgeable(f'config.yml: not valid YAML{at}') from None
     except RecursionError:
         raise NotJudgeable('config.yml: nested too deeply') from None
+    except ValueError:
+        # A scalar YAML reads but Python cannot hold (an integer of
+        # thousands of digits, a date past the calendar).
+        raise NotJudgeable('config.yml: a value that cannot be read') from None
     base = _normalised(_object(base, 'config.yml'), 'config.yml')
     if overlay is not None:
         layer = _normalised(_object(overlay, 'the job\'s config'), 'the job\'s config')
@@ -275,5 +279,10 @@ def _int(value: Any, what: str, minimum: int, maximum: int) -> int:
 
 
 def _show(value: Any) -> str:
+    """A value for a message: a scalar, cut short, or only its kind. Never
+    the repr of a list or an object: YAML's aliases make a small file a
+    structure of millions of nodes when written out."""
+    if isinstance(value, (list, dict)):
+        return 'a list' if isinstance(value, list) else 'an object'
     text = repr(value)
     return text[:64] + ('...' if len(text) > 64 else '')

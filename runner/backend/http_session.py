@@ -151,10 +151,10 @@ def drain(response: requests.Response) -> None:
     if sock is None:
         return  # already back in the pool (nothing was left), or closed
     status = response.status_code
-    declared = response.headers.get('Content-Length', '')
+    declared = header_number(response.headers.get('Content-Length'))
     bodiless = status < 200 or status in (204, 304)
-    if not bodiless and ('Transfer-Encoding' in response.headers or not declared.isdigit()
-                         or int(declared) > DRAIN_BYTES):
+    if not bodiless and ('Transfer-Encoding' in response.headers or declared is None
+                         or declared > DRAIN_BYTES):
         return
     deadline = time.monotonic() + DRAIN_SEC
     try:
@@ -243,6 +243,16 @@ class _Adapter(requests.adapters.HTTPAdapter):
         return manager
 
 
+def header_number(value: Optional[str]) -> Optional[int]:
+    """A header's count (Content-Length, Retry-After's seconds): ASCII
+    digits alone, as HTTP writes them, else None. `str.isdigit` alone also
+    takes '²', which `int` refuses: a header is the peer's to write."""
+    text = (value or '').strip()
+    if not (0 < len(text) <= 18 and text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 def bounded_chunks(response: requests.Response,
                    what: str,
                    max_bytes: int,
@@ -257,8 +267,8 @@ def bounded_chunks(response: requests.Response,
 
     The read timeout bounds each socket read, not the transfer: a
     slow-drip answer needs the deadline too."""
-    declared = response.headers.get('Content-Length', '')
-    if trust_declared and declared.isdigit() and int(declared) > max_bytes:
+    declared = header_number(response.headers.get('Content-Length'))
+    if trust_declared and declared is not None and declared > max_bytes:
         raise TooLarge(f'{what}: {declared} bytes is over the limit of {max_bytes}')
     deadline = clock() + deadline_sec
     expired = threading.Event()

@@ -413,6 +413,16 @@ def test_retry_after_lengthens_the_wait_after_a_refused_claim():
     assert claimer_of(client, held, Preparer(None), clock).claim_once() >= 30
 
 
+def test_an_unexpected_failure_of_a_claim_backs_off_and_claiming_goes_on():
+    # An answer nothing foresaw (a header past the calendar) must not end
+    # the claimer's thread: no claim would ever be made again.
+    clock, held = Clock(), HeldJobs()
+    client = Client(claim=[OverflowError('date value out of range'), (claimed(), 60.0)])
+    claimer = claimer_of(client, held, Preparer(None), clock)
+    assert claimer.claim_once() >= 0.5
+    assert claimer.claim_once() == 0 and len(client.calls) == 2
+
+
 def test_a_claim_answered_after_the_stop_is_released():
     clock, held = Clock(), HeldJobs()
     client = Client(claim=[(claimed(), 60.0)])

@@ -176,6 +176,21 @@ def test_a_yaml_alias_bomb_is_cheap():
     assert load(bomb).limits == Limits(1, 1)
 
 
+def test_a_yaml_alias_bomb_where_a_value_is_checked_is_refused_cheaply():
+    # Written out, nine levels of nine are 387 million items (memory runs
+    # out); six, half a million, enough to tell a message that writes it.
+    lines = ['modelSolutions:', '  a0: &a0 [' + ', '.join(['lol'] * 9) + ']']
+    lines += [f'  a{n}: &a{n} [' + ', '.join([f'*a{n - 1}'] * 9) + ']' for n in range(1, 6)]
+    bomb = ('\n'.join(lines) + '\ntype: *a5\n').encode()
+    with pytest.raises(NotJudgeable, match='config type a list is not standard-io@1'):
+        load(bomb)
+
+
+def test_a_number_too_long_to_read_is_not_judgeable():
+    with pytest.raises(NotJudgeable, match='cannot be read'):
+        load(b'type: standard-io@1\nlimits: {timeMs: ' + b'9' * 5000 + b', memoryBytes: 1}\n')
+
+
 def test_the_languages_this_runner_evaluates():
     assert toolchain('cpp').id == 'cpp20-gcc'
     assert toolchain('python').language == Language.PYTHON

@@ -143,6 +143,9 @@ class Claimer(LoopThread):
                 return 0
             log.warning('claiming failed: %s', exc)
             return self._backoff()
+        except Exception:  # a bug of ours, or an answer none of the above foresaw
+            log.exception('claiming failed unexpectedly')  # and the claimer goes on
+            return self._backoff()
         finally:
             self._claiming.clear()
             self._settled.set()

@@ -431,7 +431,7 @@ def _granted_sec(expires_at: str, date: Optional[str]) -> Optional[float]:
     try:
         expires = datetime.datetime.fromisoformat(expires_at)
         now = email.utils.parsedate_to_datetime(date)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # a year past 9999 overflows
         return None
     if expires.tzinfo is None or now.tzinfo is None:
         return None

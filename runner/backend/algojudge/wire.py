@@ -10,11 +10,13 @@ import enum
 import re
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from runner.backend.http_session import header_number
+
 # Ids are opaque, but they go into URL paths and log lines: printable ASCII
 # without a slash (a GUID fits); they are quoted in paths anyway.
 _ID = re.compile(r'[\x21-\x2e\x30-\x7e]{1,200}')
+_HEADER_VALUE = re.compile(r'[\x21-\x7e]+')
 _SHA256 = re.compile(r'[0-9a-f]{64}')
-MAX_SOURCE_FILE_BYTES = 64 * 1024 * 1024
 
 
 class WireError(ValueError):
@@ -115,7 +117,12 @@ def parse_challenge(body: Any) -> str:
 
 def parse_token(body: Any) -> Token:
     obj = _object(body, 'token answer')
-    return Token(_text(obj, 'token', limit=8192), str(obj.get('expiresAt', ''))[:64])
+    token = _text(obj, 'token', limit=8192)
+    if not _HEADER_VALUE.fullmatch(token):
+        # Sent as `Authorization: Bearer …` on every call: a character a
+        # header cannot carry would fail each of them, not this answer.
+        raise WireError('token: must be printable ASCII without spaces')
+    return Token(token, str(obj.get('expiresAt', ''))[:64])
 
 
 def job_id_of(body: Any) -> Optional[Tuple[str, str]]:
@@ -181,12 +188,13 @@ def _source(files: Any) -> SourceFile:
         raise WireError('files: the job has no source file')
     chosen = next((f for f in files if isinstance(f, dict) and f.get('name') == 'source'), files[0])
     item = _object(chosen, 'files[source]')
+    # Any size is read: one over what a submission may be is its verdict
+    # (PolicyViolation, standard_io/admission.py), not a defect of the job.
     size = item.get('sizeBytes')
-    if type(size) is not int or not 0 <= size <= MAX_SOURCE_FILE_BYTES:
-        raise WireError(f'files[source] sizeBytes: must be an integer from 0 to '
-                        f'{MAX_SOURCE_FILE_BYTES}')
-    return SourceFile(_text(item, 'fileName', limit=255), _id(item, 'fileId'), _sha(item, 'sha256'),
-                      size)
+    if type(size) is not int or not 0 <= size < 2**63:
+        raise WireError('files[source] sizeBytes: must be a non-negative integer')
+    return SourceFile(_text(item, 'fileName', limit=4096), _id(item, 'fileId'),
+                      _sha(item, 'sha256'), size)
 
 
 def parse_lease(body: Any) -> Lease:
@@ -233,10 +241,9 @@ def maintenance_level(body: Any) -> str:
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:
-    """Seconds only; an HTTP date is ignored (§1)."""
-    if value is None or not value.strip().isdigit():
-        return None
-    return min(float(value.strip()), 3600.0)
+    """Seconds only; an HTTP date (or anything else) is ignored (§1)."""
+    seconds = header_number(value)
+    return None if seconds is None else min(float(seconds), 3600.0)
 
 
 def _object(value: Any, what: str) -> Dict[str, Any]:
