@@ -141,6 +141,30 @@ def test_an_older_server_without_the_batch_route_is_renewed_job_by_job():
     assert lost == [h]
 
 
+@pytest.mark.parametrize('status, code', [(422, 'runner.batch.size'), (404, 'not_found'),
+                                          (405, None), (400, 'request.invalid')])
+def test_a_refused_batch_call_renews_its_jobs_one_by_one(status, code):
+    clock, held = Clock(), HeldJobs()
+    held.add(claimed(), 40, clock())
+    client = Client(renew_all=[refused(status, code)], renew=[None])
+    keeper = LeaseKeeper(client, held, lease_sec=40, on_lost=lambda h: None, clock=clock)
+    clock.now += 10
+    keeper.tick()
+    assert [c[0] for c in client.calls] == ['renew_all', 'renew']
+
+
+@pytest.mark.parametrize('status, code', [(503, 'server.maintenance'), (429, None),
+                                          (401, 'unauthenticated')])
+def test_a_batch_refused_while_the_server_is_away_is_not_repeated_job_by_job(status, code):
+    clock, held = Clock(), HeldJobs()
+    held.add(claimed(), 40, clock())
+    client = Client(renew_all=[refused(status, code)])
+    keeper = LeaseKeeper(client, held, lease_sec=40, on_lost=lambda h: None, clock=clock)
+    clock.now += 10
+    keeper.tick()
+    assert [c[0] for c in client.calls] == ['renew_all']
+
+
 def test_a_bare_404_is_never_taken_for_not_mine():
     clock, held = Clock(), HeldJobs()
     held.add(claimed(), 40, clock())

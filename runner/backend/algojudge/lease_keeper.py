@@ -136,7 +136,11 @@ class LeaseKeeper(LoopThread):
                     self._batch = False
                 return False
             self._refused(exc, 'lease renewal')
-            return True
+            # The server away or this runner's standing: single renewals
+            # would be refused the same. Any other refusal is of the batch
+            # call itself (its size, its route): its jobs are renewed one by
+            # one this round, as a lease must never lapse for the route.
+            return exc.transient or exc.standing
         except BackendError as exc:
             log.warning('lease renewal of %d job(s) failed: %s; the timer goes on', len(due), exc)
             return True
