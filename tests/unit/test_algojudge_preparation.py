@@ -128,16 +128,44 @@ def test_a_source_that_is_not_its_checksum_is_not_judgeable(world):
     assert list(folders.root.iterdir()) == []  # its folder went with it
 
 
+def fetch(files, cache, n, size=1):
+    """Package `n` (`size` bytes of files) fetched into the cache; its checksum."""
+    sha = files.add(f'p{n}', make_zip([('config.yml', b'#' * size + b' %d' % n)]))
+    with cache.using(f'p{n}', sha, threading.Event()):
+        pass
+    return sha
+
+
+def kept(tmp_path):
+    return sorted(p.name for p in (tmp_path / 'packages').iterdir())
+
+
 def test_the_cache_keeps_the_most_recently_used_packages(world, tmp_path, monkeypatch):
     files, folders, cache, preparer = world
     monkeypatch.setattr(preparation, 'MAX_PACKAGES', 2)
-    monkeypatch.setattr(preparation, 'IN_USE_SEC', 0)
-    packages = [make_zip([('config.yml', b'# %d' % n)]) for n in range(3)]
-    shas = []
-    for package in packages:
-        shas.append(files.add(f'p{len(shas)}', package))
-        cache.get(f'p{len(shas) - 1}', shas[-1], threading.Event())
-    assert sorted(p.name for p in (tmp_path / 'packages').iterdir()) == sorted(shas[1:])
+    shas = [fetch(files, cache, n) for n in range(3)]
+    assert kept(tmp_path) == sorted(shas[1:])
+
+
+def test_the_cache_keeps_packages_within_its_bytes(world, tmp_path, monkeypatch):
+    # However few they are: a server handing out many large packages
+    # fills no disk.
+    files, folders, cache, preparer = world
+    monkeypatch.setattr(preparation, 'MAX_CACHE_BYTES', 2500)
+    shas = [fetch(files, cache, n, size=1000) for n in range(3)]
+    assert kept(tmp_path) == sorted(shas[1:])
+
+
+def test_a_package_in_use_is_not_evicted_until_a_later_eviction(world, tmp_path, monkeypatch):
+    files, folders, cache, preparer = world
+    monkeypatch.setattr(preparation, 'MAX_PACKAGES', 1)
+    first = files.add('p0', make_zip([('config.yml', b'# 0')]))
+    with cache.using('p0', first, threading.Event()) as (package_files, names):
+        second = fetch(files, cache, 1)
+        assert (package_files / 'config.yml').read_bytes() == b'# 0'  # still there to read
+    assert kept(tmp_path) == sorted([first, second])
+    third = fetch(files, cache, 2)
+    assert kept(tmp_path) == [third]
 
 
 def test_a_download_over_its_bound_is_not_judgeable_at_once(world):

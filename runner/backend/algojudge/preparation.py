@@ -19,7 +19,6 @@ import pathlib
 import re
 import shutil
 import threading
-import time
 import uuid
 from typing import Iterator, Optional, Tuple
 
@@ -46,8 +45,10 @@ LOCK_WAIT_SEC = 900
 _NAMES_FILE = 'names.json'  # written last: a package folder without it is not trusted
 _FOLDER_ID = re.compile(r'[A-Za-z0-9_-]{1,64}')
 _SHA256 = re.compile(r'[0-9a-f]{64}')
-MAX_PACKAGES = 64  # kept unpacked, the most recently used
-IN_USE_SEC = 3600  # a package used this recently is never evicted
+# Kept unpacked, the most recently used: at most this many, in this many bytes.
+MAX_PACKAGES = 64
+MAX_CACHE_BYTES = 4 * 1024**3
+_BYTES_FILE = 'bytes'  # what its files hold, written before the names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,9 +69,12 @@ class PackageCache:
         self._client = client
         self._locks = locks
 
-    def get(self, file_id: str, sha256: str,
-            stop: threading.Event) -> Tuple[pathlib.Path, Tuple[str, ...]]:
-        """The package's folder and its file names."""
+    @contextlib.contextmanager
+    def using(self, file_id: str, sha256: str,
+              stop: threading.Event) -> Iterator[Tuple[pathlib.Path, Tuple[str, ...]]]:
+        """The package's folder and its file names, for the block: its lock
+        is held meanwhile, so no eviction removes what the block reads (a
+        job's folder keeps links to the files it took)."""
         folder = self._root / sha256
         with self._held(sha256, stop):
             names = _read_names(folder)
@@ -78,7 +82,7 @@ class PackageCache:
                 names = self._fetch(file_id, sha256, folder, stop)
             else:
                 os.utime(folder / _NAMES_FILE)  # used now: the last to be evicted
-        return folder / 'files', names
+            yield folder / 'files', names
 
     def _fetch(self, file_id: str, sha256: str, folder: pathlib.Path,
                stop: threading.Event) -> Tuple[str, ...]:
@@ -113,20 +117,24 @@ class PackageCache:
             raise
         finally:
             archive.unlink(missing_ok=True)
+        (folder / _BYTES_FILE).write_text(str(_files_bytes(folder / 'files')))
         (folder / _NAMES_FILE).write_text(json.dumps(sorted(names)))
         self._evict(keep=folder)
         return tuple(sorted(names))
 
     def _evict(self, keep: pathlib.Path) -> None:
-        """Beyond MAX_PACKAGES, the least recently used go (under their own
-        lock, skipped while another preparation holds it: the job folders
-        hold links to their files, so a package in use can go)."""
+        """Beyond MAX_PACKAGES or MAX_CACHE_BYTES, the least recently used
+        go, each under its own lock: one a preparation is using (holding its
+        lock) stays, and goes at a later eviction."""
         kept = sorted((p for p in self._root.iterdir() if p.is_dir() and p != keep),
                       key=lambda p: _last_used(p),
                       reverse=True)
-        for old in kept[MAX_PACKAGES - 1:]:
-            if time.time() - _last_used(old) < IN_USE_SEC:
-                continue  # a preparation may still read it after its lock
+        count, held_bytes = 1, _recorded_bytes(keep)
+        for old in kept:
+            count += 1
+            held_bytes += _recorded_bytes(old)
+            if count <= MAX_PACKAGES and held_bytes <= MAX_CACHE_BYTES:
+                continue
             lock = self._locks.lock(old.name) if _SHA256.fullmatch(old.name) else None
             if lock is None or not lock.acquire(0):
                 continue
@@ -134,6 +142,8 @@ class PackageCache:
                 shutil.rmtree(old, ignore_errors=True)
             finally:
                 lock.release()
+            count -= 1
+            held_bytes -= _recorded_bytes(old)
 
     @contextlib.contextmanager
     def _held(self, sha256: str, stop: threading.Event) -> Iterator[None]:
@@ -157,30 +167,39 @@ class Preparer:
     def prepare(self, claimed: Claimed, stop: threading.Event) -> Prepared:
         if claimed.defect is not None:
             raise NotJudgeable(claimed.defect)
-        files, names = self._packages.get(claimed.package_file_id, claimed.package_sha256, stop)
+        # The package is read within `using` (its lock held, so not evicted
+        # meanwhile), the source downloaded after: a slow download holds up
+        # no other preparation of the package.
+        with self._packages.using(claimed.package_file_id, claimed.package_sha256,
+                                  stop) as (files, names):
+            try:
+                config_yml = (files / package.CONFIG_NAME).read_bytes()
+            except FileNotFoundError:
+                raise NotJudgeable(f'package: no {package.CONFIG_NAME}') from None
+            config = standard_config.load(config_yml, claimed.config)
+            if config.interactor is not None:
+                raise NotJudgeable(
+                    'interactive standard-io@1 problems are not judged by this runner')
+            tests = package.judging_order(names, config)
+            source = claimed.source
+            admitted = admit(config, claimed.language, source.file_name, source.size_bytes)
+            if isinstance(admitted, Refusal):
+                return Prepared(config, tests, admitted.toolchain, None, admitted)
+            job_dir = self._folders.create(_folder_id(claimed.job_id))
+            try:
+                job = self._lay_out(claimed, config, tests, admitted, files, names, job_dir)
+            except BaseException:
+                self._folders.remove(job_dir)
+                raise
         try:
-            config_yml = (files / package.CONFIG_NAME).read_bytes()
-        except FileNotFoundError:
-            raise NotJudgeable(f'package: no {package.CONFIG_NAME}') from None
-        config = standard_config.load(config_yml, claimed.config)
-        if config.interactor is not None:
-            raise NotJudgeable('interactive standard-io@1 problems are not judged by this runner')
-        tests = package.judging_order(names, config)
-        source = claimed.source
-        admitted = admit(config, claimed.language, source.file_name, source.size_bytes)
-        if isinstance(admitted, Refusal):
-            return Prepared(config, tests, admitted.toolchain, None, admitted)
-        job_dir = self._folders.create(_folder_id(claimed.job_id))
-        try:
-            job = self._lay_out(claimed, config, tests, admitted, files, names, job_dir, stop)
+            self._download_source(claimed, admitted, job_dir, stop)
         except BaseException:
             self._folders.remove(job_dir)
             raise
         return Prepared(config, tests, admitted, job)
 
-    def _lay_out(self, claimed: Claimed, config: Config, tests: Tuple[package.Test, ...],
-                 chosen: Toolchain, files: pathlib.Path, names: Tuple[str, ...],
-                 job_dir: pathlib.Path, stop: threading.Event) -> Job:
+    def _download_source(self, claimed: Claimed, chosen: Toolchain, job_dir: pathlib.Path,
+                         stop: threading.Event) -> None:
         src = job_dir / 'src'
         src.mkdir()
         main = src / chosen.language.source_name
@@ -197,6 +216,11 @@ class Preparer:
             raise NotJudgeable('the source file is larger than the job says') from None
         if size != claimed.source.size_bytes:
             raise NotJudgeable('the source file is not the size the job says')
+
+    def _lay_out(self, claimed: Claimed, config: Config, tests: Tuple[package.Test,
+                                                                      ...], chosen: Toolchain,
+                 files: pathlib.Path, names: Tuple[str, ...], job_dir: pathlib.Path) -> Job:
+        """The job's testdata and checker, from the package's files."""
         if len(config.groups) > MAX_TASKS:
             raise NotJudgeable(f'config: more than {MAX_TASKS} groups')
         testdata = job_dir / 'testdata'
@@ -257,6 +281,18 @@ def _link(source: pathlib.Path, dest: pathlib.Path) -> None:
         os.link(source, dest)
     except OSError:
         shutil.copyfile(source, dest)
+
+
+def _files_bytes(files: pathlib.Path) -> int:
+    return sum(path.stat().st_size for path in files.rglob('*') if path.is_file())
+
+
+def _recorded_bytes(folder: pathlib.Path) -> int:
+    """What a kept package holds; a folder half made or being removed counts nothing."""
+    try:
+        return int((folder / _BYTES_FILE).read_text())
+    except (OSError, ValueError):
+        return 0
 
 
 def _last_used(folder: pathlib.Path) -> float:
