@@ -13,6 +13,7 @@ without a URL (a query string may carry a credential), bodies read in
 bounded chunks, and the environment's proxy settings read once per host.
 """
 import os
+import re
 import socket
 import ssl
 import threading
@@ -350,6 +351,30 @@ def _deadline_timer(response: requests.Response, deadline_sec: float,
     return None if sock is None else _Deadline(sock, deadline_sec, expired)
 
 
+# What a request can raise besides requests' own failures: a header value
+# that cannot be encoded (UnicodeEncodeError), a redirect's Location that
+# cannot be parsed (urllib3's LocationParseError). Either is a call that
+# failed, never a reason for a thread to end.
+SEND_ERRORS = (requests.RequestException, ValueError, urllib3.exceptions.HTTPError)
+
+# A token the runner sends as `Authorization: Bearer …`: printable ASCII,
+# no space (RFC 6750's characters fit), or every call that carries it fails.
+_HEADER_TOKEN = re.compile(r'[\x21-\x7e]{1,8192}')
+
+
+def is_header_token(value: object) -> bool:
+    return isinstance(value, str) and _HEADER_TOKEN.fullmatch(value) is not None
+
+
+def send(session: requests.Session, method: str, url: str, **kwargs) -> requests.Response:
+    """`session.request`, streamed, following redirects for a GET alone:
+    requests resends a POST or PUT answered 301 to 303 as a GET or without
+    its body, and what the redirect's target answers would pass for the
+    call's own answer (a result lost, yet taken as accepted). Raises
+    SEND_ERRORS."""
+    return session.request(method, url, allow_redirects=method == 'GET', stream=True, **kwargs)
+
+
 def transport_kind(exc: BaseException) -> str:
     """What kind of transport failure `exc` is, for a log line an operator
     can act on (never the URL: it may carry a query string)."""
@@ -372,6 +397,8 @@ def transport_kind(exc: BaseException) -> str:
         kind = 'timed out'
     elif any(isinstance(e, ConnectionResetError) for e in seen) or 'reset' in text:
         kind = 'connection reset'
+    elif isinstance(exc, (ValueError, urllib3.exceptions.LocationParseError)):
+        kind = 'the request could not be made'
     else:
         kind = 'connection failed'
     return f'{kind} ({names[0]})'

@@ -1012,3 +1012,30 @@ def test_a_tls_tunnel_s_socket_is_shut_below_its_transport():
     finally:
         ours.close()
         theirs.close()
+
+
+@pytest.mark.parametrize('status', [301, 302, 303, 307, 308])
+def test_a_report_answered_with_a_redirect_is_not_taken_for_accepted(mock, client, status):
+    # Followed, a 301-303 would resend the PUT as a GET or without its body,
+    # and the target's 200 would pass for the result's acceptance.
+    results = ((CaseResult(Status.AC, exec_time_ms=5), ), )
+    mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/complete',
+             status=status,
+             headers={'Location': f'{BASE}/elsewhere'})
+    assert client.complete(JB, complete_body(results, 1 << 20)).outcome is Outcome.FAILED
+    assert len(mock.calls) == 1
+
+
+@pytest.mark.parametrize('token', ['rk_\u2603snow', 'rk a', 'rk\r\nX-Injected: 1'])
+def test_register_refuses_a_token_no_header_can_carry(mock, token):
+    mock.post(f'{BASE}/runners/register', status=201, json={'runner_id': RN, 'token': token})
+    with pytest.raises(ProtocolError, match='token'):
+        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+def test_a_request_that_cannot_be_made_is_a_transport_error():
+    # A header value nothing can encode, whatever let it in: it fails before
+    # any connection (port 9 of this host is never asked).
+    client = BackendClient('http://127.0.0.1:9').with_identity(RunnerIdentity(RN, 'rk_\u2603'))
+    answer = client.heartbeat([JB])  # raised, it ended the heartbeat's every beat
+    assert answer.outcome is Outcome.FAILED and 'could not be made' in answer.detail

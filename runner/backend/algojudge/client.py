@@ -22,8 +22,8 @@ import requests
 
 from runner.backend.algojudge import wire
 from runner.backend.algojudge.identity import RunnerKey
-from runner.backend.http_session import (BackendError, Interrupter, TransportError, bounded_chunks,
-                                         transport_kind)
+from runner.backend.http_session import (SEND_ERRORS, BackendError, Interrupter, TransportError,
+                                         bounded_chunks, send, transport_kind)
 
 log = logging.getLogger(__name__)
 
@@ -375,14 +375,14 @@ class AlgoJudgeClient:
               read_timeout: float = READ_TIMEOUT_SEC) -> requests.Response:
         """Always streamed, so no body is read unbounded; use it in a `with`."""
         try:
-            return self._session().request(method,
-                                           self._base_url + path,
-                                           json=json_body,
-                                           files=files,
-                                           headers=headers,
-                                           timeout=(CONNECT_TIMEOUT_SEC, read_timeout),
-                                           stream=True)
-        except requests.RequestException as exc:
+            return send(self._session(),
+                        method,
+                        self._base_url + path,
+                        json=json_body,
+                        files=files,
+                        headers=headers,
+                        timeout=(CONNECT_TIMEOUT_SEC, read_timeout))
+        except SEND_ERRORS as exc:
             raise Unreachable(f'{what}: {transport_kind(exc)}') from None
 
     def _expect(self, response: requests.Response, ok: Iterable[int], what: str) -> None:

@@ -10,12 +10,11 @@ import enum
 import re
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from runner.backend.http_session import header_number
+from runner.backend.http_session import header_number, is_header_token
 
 # Ids are opaque, but they go into URL paths and log lines: printable ASCII
 # without a slash (a GUID fits); they are quoted in paths anyway.
 _ID = re.compile(r'[\x21-\x2e\x30-\x7e]{1,200}')
-_HEADER_VALUE = re.compile(r'[\x21-\x7e]+')
 _SHA256 = re.compile(r'[0-9a-f]{64}')
 
 
@@ -118,7 +117,7 @@ def parse_challenge(body: Any) -> str:
 def parse_token(body: Any) -> Token:
     obj = _object(body, 'token answer')
     token = _text(obj, 'token', limit=8192)
-    if not _HEADER_VALUE.fullmatch(token):
+    if not is_header_token(token):
         # Sent as `Authorization: Bearer …` on every call: a character a
         # header cannot carry would fail each of them, not this answer.
         raise WireError('token: must be printable ASCII without spaces')

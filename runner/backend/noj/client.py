@@ -21,8 +21,9 @@ from typing import Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import requests
 
-from runner.backend.http_session import (BackendError, DownloadError, Interrupter, TooLarge,
-                                         TransportError, bounded_chunks, drain, transport_kind)
+from runner.backend.http_session import (SEND_ERRORS, BackendError, DownloadError, Interrupter,
+                                         TooLarge, TransportError, bounded_chunks, drain, send,
+                                         transport_kind)
 from runner.backend.noj.inbound import (BadClaim, Claim, Registration, RunnerIdentity, WireError,
                                         job_id_in_prefix, parse_checksum, parse_claim,
                                         parse_registration, redact_url)
@@ -270,14 +271,14 @@ class BackendClient:
             headers['Authorization'] = f'Bearer {self._identity.token}'
         url = target if absolute else self._base_url + target
         try:
-            return self._session().request(method,
-                                           url,
-                                           params=params,
-                                           json=json_body,
-                                           headers=headers,
-                                           timeout=(CONNECT_TIMEOUT_SEC, read_timeout),
-                                           stream=True)
-        except requests.RequestException as exc:
+            return send(self._session(),
+                        method,
+                        url,
+                        params=params,
+                        json=json_body,
+                        headers=headers,
+                        timeout=(CONNECT_TIMEOUT_SEC, read_timeout))
+        except SEND_ERRORS as exc:
             # `from None`: requests' messages carry the full URL, query included.
             raise TransportError(f'{what}: {transport_kind(exc)}') from None
 

@@ -10,6 +10,7 @@ import urllib.parse
 from typing import Any, Mapping, Optional, Tuple, Union
 
 from dispatcher.job import MAX_CASES_PER_TASK, MAX_TASKS, TaskMeta
+from runner.backend.http_session import is_header_token
 from sandbox.languages import Language
 
 # Job and runner ids end up in URL paths and folder names: only these
@@ -166,6 +167,10 @@ def _token(obj: Mapping[str, Any], field: str) -> str:
     value = obj.get(field)
     if not isinstance(value, str) or not value:
         raise WireError(f'{field}: expected a non-empty string, got {_kind(value)}')
+    if not is_header_token(value):
+        # Sent as `Authorization: Bearer …` on every later call, which would
+        # each fail: refused here, so registration is tried again.
+        raise WireError(f'{field}: expected printable ASCII without spaces')
     return value
 
 
