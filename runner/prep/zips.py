@@ -8,6 +8,7 @@ backslashes, no symlinks); every file is created exclusively under a folder
 we made, so nothing lands outside it; the bytes actually decompressed are
 counted, so a zip bomb stops at the bound whatever sizes its headers claim.
 """
+import errno
 import io
 import os
 import pathlib
@@ -76,7 +77,7 @@ def extract_testdata(path: pathlib.Path, dest_dir: pathlib.Path, max_total_bytes
             if not (is_case or is_problem_files):
                 continue
             dest = dest_dir.joinpath(*parts)
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            _make_parent(dest, info, what)
             budget -= _copy_member(archive, info, dest, budget, what)
 
 
@@ -99,10 +100,7 @@ def extract_package(path: pathlib.Path, dest_dir: pathlib.Path, *, name_ok: Call
         names = []
         for info, parts in files:
             dest = dest_dir.joinpath(*parts)
-            try:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-            except (FileExistsError, NotADirectoryError):
-                raise ZipRejected(f'{what}: {_show(info.filename)} is below a file') from None
+            _make_parent(dest, info, what)
             budget -= _copy_member(archive, info, dest, min(budget, max_entry_bytes), what)
             names.append('/'.join(parts))
         return names
@@ -184,6 +182,19 @@ def _safe_parts(name: str, what: str) -> Tuple[str, ...]:
     return parts
 
 
+def _make_parent(dest: pathlib.Path, info: zipfile.ZipInfo, what: str) -> None:
+    """The entry's folders; one that is a file already (`a`, then `a/b`), or
+    a name the file system cannot hold, refuses the zip."""
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ZipRejected(f'{what}: {_show(info.filename)} is below a file') from None
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        raise ZipRejected(f'{what}: {_show(info.filename)} has a name too long') from None
+
+
 def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dest: pathlib.Path,
                  max_bytes: int, what: str) -> int:
     """Copies one entry to a new file `dest`; returns the bytes written."""
@@ -201,6 +212,10 @@ def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dest: pathlib.
         raise
     except FileExistsError:
         raise ZipRejected(f'{what}: duplicate entry {_show(info.filename)}') from None
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise  # the disk's, not the zip's
+        raise ZipRejected(f'{what}: {_show(info.filename)} has a name too long') from None
     except _ZIP_FAILURES:
         raise ZipRejected(f'{what}: {_show(info.filename)} is damaged') from None
     return written

@@ -189,6 +189,23 @@ def test_same_checksum_downloads_once(tmp_path):
     assert backend.downloads == 1
 
 
+@pytest.mark.parametrize('checksum', ['v1\r', 'v1\ud800', 'v1\n\u2603'])
+def test_any_checksum_string_reads_back_as_written(tmp_path, checksum):
+    # A carriage return once read back as a newline (a download every job);
+    # a lone surrogate could not be written (every job of the problem failed).
+    class OddChecksum(FakeBackend):
+
+        def testdata_checksum(self, problem_id):
+            return checksum
+
+    backend = OddChecksum(tmp_path)
+    testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
+    for name in ('a', 'b'):
+        job = Job(tmp_path, name)
+        testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
+    assert backend.downloads == 1
+
+
 def test_a_checksum_change_refreshes_the_cache(tmp_path):
     backend = FakeBackend(tmp_path)
     testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))

@@ -107,6 +107,10 @@ def test_testdata_cases_and_chaos(tmp_path):
     ([('/tmp/evil', b'x')], 'unsafe path'),
     ([symlink('chaos/link', b'/etc')], 'symbolic link'),
     ([('0000.in', b'1'), ('0000.in', b'2')], 'duplicate entry'),
+    ([('chaos/a', b'1'), ('chaos/a/b', b'2')], 'below a file'),
+    ([('chaos/a/b', b'1'), ('chaos/a', b'2')], 'duplicate entry'),
+    ([('chaos/' + 'n' * 300, b'1')], 'name too long'),
+    ([('chaos/' + 'd' * 300 + '/f', b'1')], 'name too long'),
 ])
 def test_bad_testdata_zips(tmp_path, entries, message):
     path = write(tmp_path, entries)

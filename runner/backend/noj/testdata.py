@@ -15,6 +15,7 @@ that problem's cross-process lock, so concurrent preparations download once
 and a refresh never replaces files another preparation is copying.
 """
 import contextlib
+import json
 import logging
 import os
 import pathlib
@@ -155,16 +156,19 @@ LAYOUT = 'layout 3: cases, chaos/, checker/, interactor/'
 def _read_mark(problem_dir: pathlib.Path) -> str:
     """The checksum `data/` was downloaded for, '' when unknown or of another layout."""
     try:
-        layout, _, checksum = (problem_dir / 'checksum').read_text(encoding='utf-8').partition('\n')
-    except FileNotFoundError:
-        return ''
-    return checksum if layout == LAYOUT else ''
+        layout, _, written = (problem_dir / 'checksum').read_text(encoding='ascii').partition('\n')
+        checksum = json.loads(written)
+    except (FileNotFoundError, ValueError):
+        return ''  # missing, or written before the checksum was kept as JSON
+    return checksum if layout == LAYOUT and isinstance(checksum, str) else ''
 
 
 def _write_mark(problem_dir: pathlib.Path, checksum: str) -> None:
+    # As JSON (ASCII): the backend's checksum is any string, a carriage
+    # return or a lone surrogate included, and must read back the same.
     tmp = problem_dir / f'checksum.{uuid.uuid4().hex[:12]}'
-    with open(tmp, 'w', encoding='utf-8') as out:
-        out.write(f'{LAYOUT}\n{checksum}')
+    with open(tmp, 'w', encoding='ascii') as out:
+        out.write(f'{LAYOUT}\n{json.dumps(checksum)}')
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, problem_dir / 'checksum')
