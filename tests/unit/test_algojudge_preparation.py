@@ -156,6 +156,67 @@ def test_the_cache_keeps_packages_within_its_bytes(world, tmp_path, monkeypatch)
     assert kept(tmp_path) == sorted(shas[1:])
 
 
+def test_the_bytes_freed_by_an_eviction_count(world, tmp_path, monkeypatch):
+    # The newest kept, then what fits: only the large middle one goes.
+    files, folders, cache, preparer = world
+    monkeypatch.setattr(preparation, 'MAX_CACHE_BYTES', 2500)
+    oldest, middle, newest = (fetch(files, cache, n, size)
+                              for n, size in enumerate([100, 2000, 1000]))
+    assert kept(tmp_path) == sorted([oldest, newest])
+
+
+def test_a_package_kept_before_sizes_were_recorded_counts_its_files(world, tmp_path, monkeypatch):
+    files, folders, cache, preparer = world
+    monkeypatch.setattr(preparation, 'MAX_CACHE_BYTES', 2500)
+    older = fetch(files, cache, 0, size=2000)
+    (tmp_path / 'packages' / older / 'bytes').unlink()
+    newer = fetch(files, cache, 1, size=1000)
+    assert kept(tmp_path) == [newer]
+
+
+def test_a_removal_cut_short_leaves_no_package_that_lacks_files(world, tmp_path, monkeypatch):
+    files, folders, cache, preparer = world
+    monkeypatch.setattr(preparation, 'MAX_PACKAGES', 1)
+    monkeypatch.setattr(preparation.shutil, 'rmtree', lambda path, ignore_errors=False: None)
+    first = fetch(files, cache, 0)
+    fetch(files, cache, 1)  # evicts the first, whose removal "fails"
+    assert preparation._read_names(tmp_path / 'packages' / first) is None  # fetched again
+
+
+def test_the_package_is_read_under_its_lock_and_the_source_fetched_after(world, monkeypatch):
+    # Eviction takes the lock: a preparation laying out its job holds it, a
+    # slow source download does not.
+    files, folders, cache, preparer = world
+    claimed = claim(files, samples.package('sum'), b'x = 1\n', 'a.py', 'python3')
+    locks = FileLocks(cache._root.parent / 'locks')
+    seen = {}
+
+    def free():
+        lock = locks.lock(claimed.package_sha256)
+        if lock.acquire(0):
+            lock.release()
+            return True
+        return False
+
+    lay_out = preparer._lay_out
+
+    def laying_out(*args):
+        seen['laying out'] = free()
+        return lay_out(*args)
+
+    monkeypatch.setattr(preparer, '_lay_out', laying_out)
+    download = files.download
+
+    def downloading(file_id, *args, **kw):
+        if file_id.startswith('src'):
+            seen['downloading the source'] = free()
+        return download(file_id, *args, **kw)
+
+    monkeypatch.setattr(files, 'download', downloading)
+    assert preparer.prepare(claimed, threading.Event()).job is not None
+    assert seen == {'laying out': False, 'downloading the source': True}
+
+
 def test_a_package_in_use_is_not_evicted_until_a_later_eviction(world, tmp_path, monkeypatch):
     files, folders, cache, preparer = world
     monkeypatch.setattr(preparation, 'MAX_PACKAGES', 1)

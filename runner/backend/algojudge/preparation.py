@@ -131,19 +131,21 @@ class PackageCache:
                       reverse=True)
         count, held_bytes = 1, _recorded_bytes(keep)
         for old in kept:
-            count += 1
-            held_bytes += _recorded_bytes(old)
-            if count <= MAX_PACKAGES and held_bytes <= MAX_CACHE_BYTES:
+            size = _recorded_bytes(old)
+            if count + 1 <= MAX_PACKAGES and held_bytes + size <= MAX_CACHE_BYTES:
+                count, held_bytes = count + 1, held_bytes + size
                 continue
             lock = self._locks.lock(old.name) if _SHA256.fullmatch(old.name) else None
             if lock is None or not lock.acquire(0):
+                count, held_bytes = count + 1, held_bytes + size  # in use: it stays, and counts
                 continue
             try:
+                # Its names first: a removal cut short leaves a folder that
+                # is fetched again, never one that lacks some of its files.
+                (old / _NAMES_FILE).unlink(missing_ok=True)
                 shutil.rmtree(old, ignore_errors=True)
             finally:
                 lock.release()
-            count -= 1
-            held_bytes -= _recorded_bytes(old)
 
     @contextlib.contextmanager
     def _held(self, sha256: str, stop: threading.Event) -> Iterator[None]:
@@ -288,11 +290,15 @@ def _files_bytes(files: pathlib.Path) -> int:
 
 
 def _recorded_bytes(folder: pathlib.Path) -> int:
-    """What a kept package holds; a folder half made or being removed counts nothing."""
+    """What a kept package holds: as recorded, else (kept before sizes were
+    recorded, or half made) what its files hold now."""
     try:
         return int((folder / _BYTES_FILE).read_text())
     except (OSError, ValueError):
-        return 0
+        try:
+            return _files_bytes(folder / 'files')
+        except OSError:
+            return 0  # being removed
 
 
 def _last_used(folder: pathlib.Path) -> float:
