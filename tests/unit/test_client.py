@@ -1039,3 +1039,50 @@ def test_a_request_that_cannot_be_made_is_a_transport_error():
     client = BackendClient('http://127.0.0.1:9').with_identity(RunnerIdentity(RN, 'rk_\u2603'))
     answer = client.heartbeat([JB])  # raised, it ended the heartbeat's every beat
     assert answer.outcome is Outcome.FAILED and 'could not be made' in answer.detail
+
+
+def test_an_integer_too_long_for_any_field_is_a_bad_claim_not_an_unread_body(mock, client):
+    # Python reads no integer over 4300 digits: the whole body was "not
+    # JSON", its job left to its lease instead of aborted.
+    body = json.dumps(job_body(problem_id=7)).replace('"problem_id": 7',
+                                                      '"problem_id": ' + '9' * 5000)
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, body=body)
+    claim = client.next_job()
+    assert isinstance(claim, BadClaim) and claim.job_id == JB
+    assert claim.problem.startswith('problem_id')
+
+
+def test_a_problem_id_too_large_to_name_a_file_is_a_bad_claim(mock, client):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, json=job_body(problem_id=10**30))
+    claim = client.next_job()
+    assert isinstance(claim, BadClaim) and claim.problem.startswith('problem_id')
+
+
+@pytest.mark.parametrize('config, heartbeat, poll', [
+    ({
+        'heartbeat_interval_sec': 3600
+    }, 15, 3),
+    ({
+        'heartbeat_interval_sec': 20,
+        'poll_interval_sec': 1e-9
+    }, 15, 0.1),
+    ({
+        'heartbeat_interval_sec': 5,
+        'poll_interval_sec': 0.01
+    }, 5, 0.1),
+])
+def test_register_keeps_intervals_that_hold_leases_and_spin_no_loop(mock, config, heartbeat, poll,
+                                                                    caplog):
+    # A lease lasts 30 s: a beat every hour would lose every job mid-judging;
+    # a poll every nanosecond would spin a core.
+    mock.post(f'{BASE}/runners/register',
+              status=201,
+              json={
+                  'runner_id': RN,
+                  'token': RUNNER_TOKEN,
+                  'config': config
+              })
+    with caplog.at_level(logging.WARNING):
+        got = BackendClient(BASE).register(REGISTRATION_TOKEN, 'x').config
+    assert (got.heartbeat_interval_sec, got.poll_interval_sec) == (heartbeat, poll)
+    assert 'is taken as' in caplog.text

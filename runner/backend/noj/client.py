@@ -78,6 +78,13 @@ def _outcome(status: int, table: Mapping[int, Outcome]) -> Outcome:
     return Outcome.FAILED
 
 
+def _json_int(text: str) -> object:
+    """An integer of the body; one too long for any field (Python refuses
+    over 4300 digits, which made the whole body "not JSON", its job_id
+    unread) is kept as its text, which every integer field refuses."""
+    return int(text) if len(text) <= 100 else text
+
+
 class Unauthorized(BackendError):
     """401: the token (registration or runner) was refused."""
 
@@ -345,7 +352,7 @@ class BackendClient:
     @staticmethod
     def _decode_json(body: bytes, what: str) -> object:
         try:
-            return json.loads(body)
+            return json.loads(body, parse_int=_json_int)
         except (ValueError, RecursionError):
             # RecursionError: a hostile body nested deeper than the parser goes.
             raise ProtocolError(f'{what}: the body is not JSON') from None

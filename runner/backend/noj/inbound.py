@@ -5,6 +5,7 @@ whose message names the offending field and never carries a secret (the
 code URL's signature, the runner token).
 """
 import dataclasses
+import logging
 import re
 import urllib.parse
 from typing import Any, Mapping, Optional, Tuple, Union
@@ -26,9 +27,18 @@ class WireError(ValueError):
     """A body from the backend is not what protocol §2 or §3 says; names the field."""
 
 
+log = logging.getLogger(__name__)
+
 # Bounds on what a backend may configure: beyond them a wait overflows the
 # platform's timeout or the runner would hold absurdly many claims.
 MAX_CONFIG_SECONDS = 3600
+# A lease lasts 30 s from the claim or the last heartbeat (protocol §6): a
+# beat at most every half lease keeps it with one to spare, whatever the
+# backend asks. And no cadence is so short that a loop spins on it.
+LEASE_SEC = 30
+MAX_HEARTBEAT_SEC = LEASE_SEC / 2
+MIN_INTERVAL_SEC = 0.1
+MAX_PROBLEM_ID = 10**18 - 1
 MAX_CONCURRENT_JOBS = 1000
 
 
@@ -85,10 +95,13 @@ def parse_registration(body: Any) -> Registration:
     return Registration(
         identity=RunnerIdentity(runner_id=_id(obj, 'runner_id'), token=_token(obj, 'token')),
         config=RunnerConfig(
-            heartbeat_interval_sec=_optional_seconds(config, 'heartbeat_interval_sec',
-                                                     defaults.heartbeat_interval_sec),
-            poll_interval_sec=_optional_seconds(config, 'poll_interval_sec',
-                                                defaults.poll_interval_sec),
+            heartbeat_interval_sec=_within(
+                _optional_seconds(config, 'heartbeat_interval_sec',
+                                  defaults.heartbeat_interval_sec), 'heartbeat_interval_sec',
+                MAX_HEARTBEAT_SEC),
+            poll_interval_sec=_within(
+                _optional_seconds(config, 'poll_interval_sec', defaults.poll_interval_sec),
+                'poll_interval_sec', MAX_CONFIG_SECONDS),
             max_concurrent_jobs=_optional_positive_int(config, 'max_concurrent_jobs',
                                                        defaults.max_concurrent_jobs),
         ),
@@ -186,8 +199,8 @@ def _submission_id(obj: Mapping[str, Any]) -> str:
 def _problem_id(obj: Mapping[str, Any]) -> int:
     value = obj.get('problem_id')
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 0:
-            raise WireError('problem_id: expected a non-negative integer')
+        if not 0 <= value <= MAX_PROBLEM_ID:  # as a string's 18 digits: it names files
+            raise WireError(f'problem_id: expected an integer from 0 to {MAX_PROBLEM_ID}')
         return value
     if isinstance(value, str):
         if not _DECIMAL.fullmatch(value):
@@ -257,6 +270,14 @@ def _optional_seconds(obj: Mapping[str, Any], field: str, default: float) -> flo
         raise WireError(f'config.{field}: expected a positive number of seconds up to '
                         f'{MAX_CONFIG_SECONDS}, got {value}')
     return value
+
+
+def _within(value: float, field: str, most: float) -> float:
+    """`value` moved into [MIN_INTERVAL_SEC, `most`], with a warning when moved."""
+    kept = min(max(value, MIN_INTERVAL_SEC), most)
+    if kept != value:
+        log.warning('config.%s: %g s is taken as %g s', field, value, kept)
+    return kept
 
 
 def _optional_positive_int(obj: Mapping[str, Any], field: str, default: int) -> int:
