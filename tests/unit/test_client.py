@@ -607,7 +607,8 @@ def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path, caplo
         'max_concurrent_jobs': 10**9
     }, 'max_concurrent_jobs'),
 ])
-def test_register_refuses_config_beyond_sane_bounds(mock, config, field):
+def register_with(mock, config):
+    """A registration whose answer carries `config`."""
     mock.post(f'{BASE}/runners/register',
               status=201,
               json={
@@ -615,8 +616,12 @@ def test_register_refuses_config_beyond_sane_bounds(mock, config, field):
                   'token': RUNNER_TOKEN,
                   'config': config
               })
+    return BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+
+
+def test_register_refuses_config_beyond_sane_bounds(mock, config, field):
     with pytest.raises(ProtocolError, match=field):
-        BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
+        register_with(mock, config)
 
 
 def test_json_nested_beyond_the_parser_is_a_protocol_error(mock):
@@ -1075,14 +1080,7 @@ def test_register_keeps_intervals_that_hold_leases_and_spin_no_loop(mock, config
                                                                     caplog):
     # A lease lasts 30 s: a beat every hour would lose every job mid-judging;
     # a poll every nanosecond would spin a core.
-    mock.post(f'{BASE}/runners/register',
-              status=201,
-              json={
-                  'runner_id': RN,
-                  'token': RUNNER_TOKEN,
-                  'config': config
-              })
     with caplog.at_level(logging.WARNING):
-        got = BackendClient(BASE).register(REGISTRATION_TOKEN, 'x').config
+        got = register_with(mock, config).config
     assert (got.heartbeat_interval_sec, got.poll_interval_sec) == (heartbeat, poll)
     assert 'is taken as' in caplog.text

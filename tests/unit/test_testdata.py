@@ -180,12 +180,17 @@ def test_install_copies_the_payload_cases_and_chaos(tmp_path):
     assert (job.src / 'lib.h').read_text() == '// v1'
 
 
-def test_same_checksum_downloads_once(tmp_path):
-    backend = FakeBackend(tmp_path)
+def install_twice(tmp_path, backend):
+    """Two jobs of the problem, one after the other."""
     testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
     for name in ('a', 'b'):
         job = Job(tmp_path, name)
         testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
+
+
+def test_same_checksum_downloads_once(tmp_path):
+    backend = FakeBackend(tmp_path)
+    install_twice(tmp_path, backend)
     assert backend.downloads == 1
 
 
@@ -199,10 +204,7 @@ def test_any_checksum_string_reads_back_as_written(tmp_path, checksum):
             return checksum
 
     backend = OddChecksum(tmp_path)
-    testdata = cache(tmp_path, backend, FileLocks(tmp_path / 'locks'))
-    for name in ('a', 'b'):
-        job = Job(tmp_path, name)
-        testdata.install(PROBLEM, TASKS, job.testdata, job.src, threading.Event())
+    install_twice(tmp_path, backend)
     assert backend.downloads == 1
 
 
