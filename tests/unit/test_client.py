@@ -596,17 +596,6 @@ def test_secrets_absent_from_logs_errors_and_reprs(mock, client, tmp_path, caplo
         assert secret not in everything
 
 
-@pytest.mark.parametrize('config, field', [
-    ({
-        'heartbeat_interval_sec': 1e10
-    }, 'heartbeat_interval_sec'),
-    ({
-        'poll_interval_sec': 3601
-    }, 'poll_interval_sec'),
-    ({
-        'max_concurrent_jobs': 10**9
-    }, 'max_concurrent_jobs'),
-])
 def register_with(mock, config):
     """A registration whose answer carries `config`."""
     mock.post(f'{BASE}/runners/register',
@@ -619,6 +608,17 @@ def register_with(mock, config):
     return BackendClient(BASE).register(REGISTRATION_TOKEN, 'x')
 
 
+@pytest.mark.parametrize('config, field', [
+    ({
+        'heartbeat_interval_sec': 1e10
+    }, 'heartbeat_interval_sec'),
+    ({
+        'poll_interval_sec': 3601
+    }, 'poll_interval_sec'),
+    ({
+        'max_concurrent_jobs': 10**9
+    }, 'max_concurrent_jobs'),
+])
 def test_register_refuses_config_beyond_sane_bounds(mock, config, field):
     with pytest.raises(ProtocolError, match=field):
         register_with(mock, config)
