@@ -1027,7 +1027,8 @@ def test_a_report_answered_with_a_redirect_is_not_taken_for_accepted(mock, clien
     mock.put(f'{BASE}/runners/{RN}/jobs/{JB}/complete',
              status=status,
              headers={'Location': f'{BASE}/elsewhere'})
-    assert client.complete(JB, complete_body(results, 1 << 20)).outcome is Outcome.FAILED
+    answer = client.complete(JB, complete_body(results, 1 << 20))
+    assert answer.outcome is Outcome.FAILED and 'set BACKEND_URL' in answer.detail
     assert len(mock.calls) == 1
 
 

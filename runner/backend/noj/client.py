@@ -89,10 +89,18 @@ class Unauthorized(BackendError):
     """401: the token (registration or runner) was refused."""
 
 
+def _status_text(status: int) -> str:
+    """A status for a log line; a redirect says what to do about it (the
+    runner follows none but a GET's, protocol §2)."""
+    if 300 <= status < 400:
+        return f'HTTP {status}, a redirect: set BACKEND_URL to the URL the backend answers at'
+    return f'HTTP {status}'
+
+
 class UnexpectedStatus(BackendError):
 
     def __init__(self, what: str, status: int):
-        super().__init__(f'{what}: unexpected HTTP {status}')
+        super().__init__(f'{what}: unexpected {_status_text(status)}')
         self.status = status
 
 
@@ -302,7 +310,8 @@ class BackendClient:
                                json_body=body,
                                read_timeout=read_timeout) as response:
                 drain(response)
-                return Answer(_outcome(response.status_code, table), f'HTTP {response.status_code}')
+                return Answer(_outcome(response.status_code, table),
+                              _status_text(response.status_code))
         except TransportError as exc:
             return Answer(Outcome.FAILED, str(exc))
 
