@@ -284,6 +284,18 @@ def test_a_report_is_resent_as_the_same_body_and_retry_after_only_lengthens():
     assert finalized == [h] and not held.holds(h)
 
 
+@pytest.mark.parametrize('status', [301, 302, 307, 308])
+def test_a_report_answered_with_a_redirect_is_sent_again_not_given_up(status):
+    # A proxy's redirect (http to https, say), not the server's refusal.
+    clock, held, finalized, waits = Clock(), HeldJobs(), [], []
+    h = held.add(claimed(), 600, clock())
+    client = Client(report=[refused(status), Reported('completed', False)])
+    reporter = reporter_of(client, held, clock, finalized, waits)
+    reporter.submit(failure('job-1', 'token-1', 'x'), h)
+    drive(reporter)
+    assert len(client.calls) == 2 and finalized == [h]
+
+
 def test_report_resends_stop_at_the_lease_length():
     clock, held, finalized, waits = Clock(), HeldJobs(), [], []
     h = held.add(claimed(), 20, clock())

@@ -59,10 +59,12 @@ class Refused(BackendError):
 
     @property
     def transient(self) -> bool:
-        """Wait and try again (§1): 429, any 5xx, maintenance, and a bare
-        404 (a proxy's, with no problem document: not the server's word)."""
+        """Wait and try again (§1): 429, any 5xx, maintenance, a bare 404
+        (a proxy's, with no problem document: not the server's word), and a
+        redirect (a proxy's too; only a GET follows one, `send`)."""
         return (self.problem.status == 429 or self.problem.status >= 500
-                or self.code == 'server.maintenance' or self.bare_404)
+                or 300 <= self.problem.status < 400 or self.code == 'server.maintenance'
+                or self.bare_404)
 
     @property
     def standing(self) -> bool:
