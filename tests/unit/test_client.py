@@ -1085,3 +1085,7 @@ def test_register_keeps_intervals_that_hold_leases_and_spin_no_loop(mock, config
         got = register_with(mock, config).config
     assert (got.heartbeat_interval_sec, got.poll_interval_sec) == (heartbeat, poll)
     assert 'is taken as' in caplog.text
+
+
+def test_register_takes_a_whole_number_written_as_a_float(mock):
+    assert register_with(mock, {'max_concurrent_jobs': 8.0}).config.max_concurrent_jobs == 8

@@ -284,6 +284,8 @@ def _optional_positive_int(obj: Mapping[str, Any], field: str, default: int) -> 
     value = obj.get(field)
     if value is None:
         return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 8.0: how some JSON writers put a whole number
     if isinstance(value, bool) or not isinstance(value, int):
         raise WireError(f'config.{field}: expected an integer, got {_kind(value)}')
     if not 0 < value <= MAX_CONCURRENT_JOBS:
