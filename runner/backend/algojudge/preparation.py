@@ -132,20 +132,23 @@ class PackageCache:
         count, held_bytes = 1, _recorded_bytes(keep)
         for old in kept:
             size = _recorded_bytes(old)
-            if count + 1 <= MAX_PACKAGES and held_bytes + size <= MAX_CACHE_BYTES:
+            fits = count < MAX_PACKAGES and held_bytes + size <= MAX_CACHE_BYTES
+            if fits or not self._remove(old):  # one in use stays, and counts
                 count, held_bytes = count + 1, held_bytes + size
-                continue
-            lock = self._locks.lock(old.name) if _SHA256.fullmatch(old.name) else None
-            if lock is None or not lock.acquire(0):
-                count, held_bytes = count + 1, held_bytes + size  # in use: it stays, and counts
-                continue
-            try:
-                # Its names first: a removal cut short leaves a folder that
-                # is fetched again, never one that lacks some of its files.
-                (old / _NAMES_FILE).unlink(missing_ok=True)
-                shutil.rmtree(old, ignore_errors=True)
-            finally:
-                lock.release()
+
+    def _remove(self, old: pathlib.Path) -> bool:
+        """`old` removed under its lock; False when its lock is not free (in use)."""
+        lock = self._locks.lock(old.name) if _SHA256.fullmatch(old.name) else None
+        if lock is None or not lock.acquire(0):
+            return False
+        try:
+            # Its names first: a removal cut short leaves a folder that is
+            # fetched again, never one that lacks some of its files.
+            (old / _NAMES_FILE).unlink(missing_ok=True)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            lock.release()
+        return True
 
     @contextlib.contextmanager
     def _held(self, sha256: str, stop: threading.Event) -> Iterator[None]:
