@@ -17,7 +17,7 @@ import stat
 import struct
 import zipfile
 import zlib
-from typing import BinaryIO, Callable, List, Tuple, Union
+from typing import BinaryIO, Callable, List, Optional, Tuple, Union
 
 from sandbox.languages import Language
 
@@ -190,9 +190,18 @@ def _make_parent(dest: pathlib.Path, info: zipfile.ZipInfo, what: str) -> None:
     except (FileExistsError, NotADirectoryError):
         raise ZipRejected(f'{what}: {_show(info.filename)} is below a file') from None
     except OSError as exc:
-        if exc.errno != errno.ENAMETOOLONG:
+        rejected = _name_too_long(exc, info, what)
+        if rejected is None:
             raise
-        raise ZipRejected(f'{what}: {_show(info.filename)} has a name too long') from None
+        raise rejected from None
+
+
+def _name_too_long(exc: OSError, info: zipfile.ZipInfo, what: str) -> Optional[ZipRejected]:
+    """The zip's fault when `exc` says its entry's name is more than the
+    file system holds; None for any other failure."""
+    if exc.errno != errno.ENAMETOOLONG:
+        return None
+    return ZipRejected(f'{what}: {_show(info.filename)} has a name too long')
 
 
 def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dest: pathlib.Path,
@@ -213,9 +222,10 @@ def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dest: pathlib.
     except FileExistsError:
         raise ZipRejected(f'{what}: duplicate entry {_show(info.filename)}') from None
     except OSError as exc:
-        if exc.errno != errno.ENAMETOOLONG:
+        rejected = _name_too_long(exc, info, what)
+        if rejected is None:
             raise  # the disk's, not the zip's
-        raise ZipRejected(f'{what}: {_show(info.filename)} has a name too long') from None
+        raise rejected from None
     except _ZIP_FAILURES:
         raise ZipRejected(f'{what}: {_show(info.filename)} is damaged') from None
     return written
