@@ -397,7 +397,7 @@ def transport_kind(exc: BaseException) -> str:
         kind = 'timed out'
     elif any(isinstance(e, ConnectionResetError) for e in seen) or 'reset' in text:
         kind = 'connection reset'
-    elif isinstance(exc, (ValueError, urllib3.exceptions.LocationParseError)):
+    elif isinstance(exc, ValueError):  # urllib3's LocationParseError is one too
         kind = 'the request could not be made'
     else:
         kind = 'connection failed'
