@@ -157,8 +157,12 @@ class Builder:
         toolchain = language.toolchain
         message = report_text(run.stderr or run.stdout, self._settings.report_limit)
 
-        def outcome(status: Status, text: str, static_bytes: int = 0, used_up=False) -> Build:
-            return Build(CompileResult(status, text), folder, language, static_bytes, used_up)
+        def outcome(status: Status,
+                    text: str,
+                    static_bytes: int = 0,
+                    over_cpu_bound: bool = False) -> Build:
+            return Build(CompileResult(status, text), folder, language, static_bytes,
+                         over_cpu_bound)
 
         if run.cpu_timeout or run.wall_timeout:
             # The wall bound is the CPU bound, and is looked at first: by then
@@ -167,7 +171,7 @@ class Builder:
             used_up = run.cpu_us >= USED_UP_SHARE * COMPILE_SECONDS * 1_000_000
             return outcome(Status.CE,
                            f'compilation took longer than {COMPILE_SECONDS} s',
-                           used_up=used_up)
+                           over_cpu_bound=used_up)
         if run.oom_kills:
             return outcome(Status.CE, 'compilation ran out of memory (1 GiB)')
         if run.signal or run.exit_code:

@@ -35,10 +35,10 @@
  *   inode counter.) The exception is the kernel's directory cache of the
  *   folders that are not the run init's own (the image's, /box): looking
  *   up a name that does not exist leaves an entry a later lookup can time
- *   (the README's known limits). Between two runs of a job, a child with the run's uid
- *   wipes what the run wrote (wipe_all): a later case of the job sees no
- *   file of an earlier one, only such counters (the README's known
- *   limits). The places PID 1 itself sees are never written. The next run
+ *   (the README's known limits). Between two runs of a job, a child with
+ *   the run's uid wipes what the run wrote (wipe_all): a later case of the
+ *   job sees no file of an earlier one, only such counters (the README's
+ *   known limits). The places PID 1 itself sees are never written. The next run
  *   init is made as soon as one is taken (prefork), so that its namespaces
  *   and mounts are ready when the next job comes.
  * - The run init is the namespace's init: it cannot be killed or stopped by
