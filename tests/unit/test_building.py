@@ -30,17 +30,15 @@ class Container:
 
 
 class Engine:
-    """Compiles when `go` is set; `broken`: each compile's sandbox fails;
-    `timing_out`: each compile runs over the bound, using `cpu_us`."""
+    """Compiles when `go` is set, each compile's run ending as `answer`;
+    `broken`: each compile's sandbox fails instead."""
 
     def __init__(self):
         self.compiles = 0
         self.started = threading.Event()
         self.go = threading.Event()
         self.broken = False
-        self.timing_out = False
-        self.cpu_us = COMPILE_SECONDS * 1_000_000
-        self.oom = False
+        self.answer = ended_run(artifact_status='ok', artifact=PROGRAM)
 
     def is_cancelled(self, job_key):
         return False
@@ -57,11 +55,12 @@ class Engine:
         assert self.go.wait(WAIT)
         if self.broken:
             raise SandboxBroken('the sandbox failed')
-        if self.oom:
-            return finish(ended_run(oom_kills=1, signal=9), Container())
-        if self.timing_out:
-            return finish(ended_run(wall_timeout=True, signal=9, cpu_us=self.cpu_us), Container())
-        return finish(ended_run(artifact_status='ok', artifact=PROGRAM), Container())
+        return finish(self.answer, Container())
+
+
+def over_the_bound(cpu_sec=COMPILE_SECONDS):
+    """A compile stopped at its wall bound, having used `cpu_sec` of CPU."""
+    return ended_run(wall_timeout=True, signal=9, cpu_us=int(cpu_sec * 1_000_000))
 
 
 @pytest.fixture
@@ -143,7 +142,7 @@ def test_a_compile_that_left_no_entry_lets_the_waiter_compile(rig):
 
 def test_a_compile_that_used_up_its_cpu_gives_its_ce_to_the_jobs_that_waited(rig):
     engine, builder, tmp_path = rig
-    engine.timing_out = True
+    engine.answer = over_the_bound()
     first, second = two_at_once(engine, builder, tmp_path)
     assert first.result == second.result and first.result.status is Status.CE
     assert 'longer than' in second.result.message
@@ -157,8 +156,7 @@ def test_a_compile_that_used_up_its_cpu_gives_its_ce_to_the_jobs_that_waited(rig
 def test_a_compile_the_host_stalled_leaves_its_waiters_to_compile(rig, cpu_sec, compiles):
     # Over the wall bound with little CPU time: the host's doing.
     engine, builder, tmp_path = rig
-    engine.timing_out = True
-    engine.cpu_us = int(cpu_sec * 1_000_000)
+    engine.answer = over_the_bound(cpu_sec)
     first, second = two_at_once(engine, builder, tmp_path)
     assert first.result.status is second.result.status is Status.CE
     assert engine.compiles == compiles
@@ -167,18 +165,18 @@ def test_a_compile_the_host_stalled_leaves_its_waiters_to_compile(rig, cpu_sec, 
 def test_a_compile_out_of_memory_is_not_shared(rig):
     # The kill may be the host's (a global OOM), not the sandbox limit's.
     engine, builder, tmp_path = rig
-    engine.oom = True
+    engine.answer = ended_run(oom_kills=1, signal=9)
     first, second = two_at_once(engine, builder, tmp_path)
     assert first.result.status is second.result.status is Status.CE
     assert engine.compiles == 2
 
 
-@pytest.mark.parametrize('holder, waiter', [(False, False), (True, False)])
+@pytest.mark.parametrize('holder, waiter', [(False, False), (True, False), (False, True)])
 def test_a_problem_programs_compile_over_the_bound_is_not_shared(rig, holder, waiter):
     # The checker's failed compile is a JE of the judge's, and a checker of
     # the same source as a submission's is not the student's CE: each tries.
     engine, builder, tmp_path = rig
-    engine.timing_out = True
+    engine.answer = over_the_bound()
     two_at_once(engine, builder, tmp_path, submission=holder, second_submission=waiter)
     assert engine.compiles == 2
 
@@ -186,7 +184,7 @@ def test_a_problem_programs_compile_over_the_bound_is_not_shared(rig, holder, wa
 def test_a_waiter_takes_an_entry_filed_meanwhile_over_what_was_left(rig):
     # Another process sharing the cache compiled the build in time.
     engine, builder, tmp_path = rig
-    engine.timing_out = True
+    engine.answer = over_the_bound()
     key = builder._key(Language.C, tmp_path / 'src', ())
 
     def filed_elsewhere():
