@@ -20,8 +20,10 @@ from typing import Dict, Optional, Tuple
 
 import docker
 import docker.errors
+import docker.types
 import requests.exceptions
 
+from sandbox import image_copy
 from sandbox.protocol import (PROTOCOL_VERSION, ResetRequest, RunRequest, RunResponse,
                               SupervisorFailure, SupervisorProtocolError, WarmRequest,
                               read_reset_response, read_response, read_warm_response)
@@ -41,9 +43,10 @@ FIFO_FOLDER = 'fifo'
 # SYS_ADMIN gives every run a pid namespace and writable places of its own:
 # nothing a run leaves, not even a counter, reaches a later run. With it
 # the engine's seccomp profile lets the supervisor make namespaces and
-# mounts; its own filter refuses them, and much else, to every run.
+# mounts, and with SYS_CHROOT move a run's root onto a tree of its own; its
+# own filter refuses them, and much else, to every run.
 SUPERVISOR_START_UID = '0:0'
-SUPERVISOR_CAPS = ('KILL', 'SETGID', 'SETUID', 'SYS_ADMIN', 'SETPCAP')
+SUPERVISOR_CAPS = ('KILL', 'SETGID', 'SETUID', 'SYS_ADMIN', 'SYS_CHROOT', 'SETPCAP')
 # Each job's runs get a uid of their own, drawn from this range: the kernel
 # counts pending signals, pipe buffers and inotify instances per uid across
 # the host, and one job must not starve another of them. Two live containers
@@ -100,9 +103,17 @@ class SandboxBroken(Exception):
 
 class SandboxContainer:
 
-    def __init__(self, client: docker.DockerClient, image: str, box_root: pathlib.Path,
-                 limits: ContainerLimits, labels: dict):
+    def __init__(self,
+                 client: docker.DockerClient,
+                 image: str,
+                 box_root: pathlib.Path,
+                 limits: ContainerLimits,
+                 labels: dict,
+                 image_copy: Optional[str] = None):
+        """`image_copy`: the volume of the image's copy in memory
+        (image_copy.py), that runs are rooted in; None: their container's."""
         self.image = image
+        self._image_copy = image_copy
         self._client = client
         self._limits = limits
         self._labels = {**labels, LABEL: '1'}
@@ -151,9 +162,11 @@ class SandboxContainer:
             listener.listen(1)
             listener.settimeout(self._limits.connect_timeout_sec)
             lim = self._limits
+            copy = self._image_copy
             self._container = self._client.containers.create(
                 self.image,
-                command=[SUPERVISOR, f'{BOX}/sock', str(self.run_uid)],
+                command=[SUPERVISOR, f'{BOX}/sock', str(self.run_uid)] +
+                ([image_copy.MOUNT] if copy else []),
                 name=self.name,
                 user=SUPERVISOR_START_UID,
                 working_dir='/work',
@@ -182,6 +195,10 @@ class SandboxContainer:
                              'bind': BOX,
                              'mode': 'ro'
                          }},
+                mounts=[
+                    docker.types.Mount(
+                        image_copy.MOUNT, copy, type='volume', read_only=True, no_copy=True)
+                ] if copy else [],
                 log_config={'type': 'none'},
                 labels=self._labels,
             )
@@ -224,6 +241,8 @@ class SandboxContainer:
         with self._lock:
             if self._conn is None:
                 raise SandboxBroken('sandbox is closed')
+            if request.fresh:
+                self._renew_job_folder()
             stdin_box = self.box / 'stdin'
             stdin_box.unlink(missing_ok=True)
             if stdin is not None:
@@ -249,6 +268,22 @@ class SandboxContainer:
                 stdin_box.unlink(missing_ok=True)
                 for dest in placed:
                     dest.unlink(missing_ok=True)
+
+    def _renew_job_folder(self) -> None:
+        """Lock held: the job's files in a folder made now, for a run that
+        must see nothing of an earlier one (a TLE's rerun). A run init binds
+        the job's folder as it is at its first request, and the names an
+        earlier run looked up in the old folder (entries of the directory
+        cache, which a lookup could time) are not this one's
+        (supervisor.c, bind_job)."""
+        job = self.box / 'job'
+        new = self.box / 'job.new'
+        shutil.rmtree(new, ignore_errors=True)
+        new.mkdir(mode=0o755)
+        for entry in os.scandir(job):
+            _link_or_copy(pathlib.Path(entry.path), new / entry.name)
+        shutil.rmtree(job)
+        os.rename(new, job)
 
     def abort(self) -> None:
         """Kill the container now, from any thread: a run in progress ends

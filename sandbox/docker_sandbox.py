@@ -26,6 +26,7 @@ from sandbox.container import (ImageMismatch, SandboxBroken, SandboxContainer, c
 from sandbox.engine import RunEngine
 from sandbox.faults import FaultKind, HostFault
 from sandbox.graders import Context, Grader, grader_for
+from sandbox.image_copy import ImageCopies
 from sandbox.job import CaseSpec, Role, SandboxJob
 from sandbox.job_state import JobState, problem_key
 from sandbox.languages import Language
@@ -65,6 +66,7 @@ class DockerSandbox:
                                                      timeout=settings.engine_timeout_sec)
         self._leftovers = Leftovers(self._client, self._root)
         home = self._leftovers.home
+        self._copies = ImageCopies(self._client, home, self._leftovers.labels)
         self._limits = ContainerLimits(memory_bytes=settings.container_memory_bytes,
                                        pids=settings.container_pids,
                                        work_tmpfs_bytes=settings.work_bytes,
@@ -107,7 +109,10 @@ class DockerSandbox:
         self._leftovers.claim_home()
         self._leftovers.remove_dead_instances()
         self._artifacts.mkdir(parents=True, exist_ok=True)
-        page_cache.warm(self._warm_up_container, self._settings.images.values())
+        copied = self._copies.start(self._settings.images.values())
+        # A copy in memory is all cached (image_copy.py): only an image
+        # without one needs the page cache's warm-up.
+        page_cache.warm(self._warm_up_container, [i for i, done in copied.items() if not done])
         self._pool.start()
 
     def stop(self) -> None:
@@ -139,8 +144,11 @@ class DockerSandbox:
         return self._leftovers.remove_exited()
 
     def remove_leftovers(self) -> int:
-        """Remove this process's containers and folder (at exit: runs cut short)."""
-        return self._leftovers.remove_own()
+        """Remove this process's containers, image copies and folder (at
+        exit: runs cut short)."""
+        count = self._leftovers.remove_own()
+        self._copies.stop()
+        return count
 
     def check_limits(self, memory_limit_kb: int) -> None:
         need = memory_limit_kb * 1024 + self._settings.headroom_bytes
@@ -218,7 +226,7 @@ class DockerSandbox:
 
     def _new_container(self, image: str) -> SandboxContainer:
         return SandboxContainer(self._client, image, self.home / 'boxes', self._limits,
-                                self._leftovers.labels)
+                                self._leftovers.labels, self._copies.volume(image))
 
     def _self_test_container(self, image: str) -> SandboxContainer:
         self._on_created('self_test')
@@ -226,7 +234,8 @@ class DockerSandbox:
 
     def _warm_up_container(self, image: str) -> SandboxContainer:
         self._on_created('warm_up')
-        return self._new_container(image)
+        return SandboxContainer(self._client, image, self.home / 'boxes', self._limits,
+                                self._leftovers.labels)
 
     def _folder(self, job_key: str) -> pathlib.Path:
         """Where a build of the job lives on the host (its containers' files)."""

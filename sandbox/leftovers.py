@@ -5,12 +5,13 @@ each container carries the root's and its owner's labels."""
 import logging
 import pathlib
 import shutil
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional
 
 import docker
 import docker.errors
 
 from sandbox.container import LABEL
+from sandbox.image_copy import ENGINE_ERRORS, KEEPER_LABEL, remove_volume
 from sandbox.instance_folder import InstanceFolder, held
 
 log = logging.getLogger(__name__)
@@ -55,11 +56,13 @@ class Leftovers:
         if not self._instance.locks_work:
             return
         dead = [
-            container for container in self._list({ROOT_LABEL: str(self._root)})
+            container for kind in (LABEL, KEEPER_LABEL)
+            for container in self._list({ROOT_LABEL: str(self._root)}, kind)
             if self._owner_is_dead(container.labels.get(INSTANCE_LABEL))
         ]
         for container in dead:
             _remove(container)
+        self._remove_volumes(self._owner_is_dead)
         folders = self._instance.remove_dead_siblings()
         if dead or folders:
             log.info(
@@ -80,8 +83,9 @@ class Leftovers:
     def remove_own(self) -> int:
         """This process's containers and folder (at exit: runs cut short)."""
         found = self._list({INSTANCE_LABEL: str(self.home)})
-        for container in found:
+        for container in found + self._list({INSTANCE_LABEL: str(self.home)}, KEEPER_LABEL):
             _remove(container)
+        self._remove_volumes(lambda owner: owner == str(self.home))
         shutil.rmtree(self.home, ignore_errors=True)
         self._instance.release()
         return len(found)
@@ -89,11 +93,24 @@ class Leftovers:
     def _owner_is_dead(self, owner: Optional[str]) -> bool:
         return owner != str(self.home) and (owner is None or not held(pathlib.Path(owner)))
 
-    def _list(self, labels: Dict[str, str]):
+    def _list(self, labels: Dict[str, str], kind: str = LABEL):
+        """Sandboxes (`kind` LABEL) or keepers of image copies (KEEPER_LABEL)."""
         return self._client.containers.list(
             all=True,
             ignore_removed=True,
-            filters={'label': [LABEL] + [f'{k}={v}' for k, v in labels.items()]})
+            filters={'label': [kind] + [f'{k}={v}' for k, v in labels.items()]})
+
+    def _remove_volumes(self, owned: Callable[[Optional[str]], bool]) -> None:
+        """The image copies (image_copy.py) below this root whose owner is `owned`."""
+        try:
+            volumes = self._client.volumes.list(
+                filters={'label': [KEEPER_LABEL, f'{ROOT_LABEL}={self._root}']})
+        except ENGINE_ERRORS as exc:
+            log.warning('could not list image copies: %s', str(exc)[:200])
+            return
+        for volume in volumes:
+            if owned((volume.attrs.get('Labels') or {}).get(INSTANCE_LABEL)):
+                remove_volume(self._client, volume.name)
 
 
 def _remove(container) -> None:

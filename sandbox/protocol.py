@@ -17,7 +17,7 @@ from typing import Dict, Optional, Tuple
 MAX_HEADER = 4096
 # Bumped with every change of this format; the images carry it as a label
 # (oj-sandbox.protocol) and the supervisor repeats it in every answer.
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 _U32 = struct.Struct('<I')
 
 

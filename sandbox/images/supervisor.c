@@ -124,7 +124,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 7
+#define PROTOCOL_VERSION 8
 #define SUPERVISOR_UID 61001
 /* The host gives each container a run uid of its own in this range. */
 #define MIN_RUN_UID 100000
@@ -242,11 +242,13 @@ static long long rusage_cpu_us(const struct rusage *ru) {
 /* ---- privileges ---------------------------------------------------------- */
 
 /* Killing runs of another uid, becoming the run's uid, making each run's
- * namespaces and mounts, and emptying the run's bounding set. No more: not
- * even CAP_SYS_RESOURCE, which some hosts' engines cannot grant. The run
- * init gives up CAP_SYS_ADMIN once its mounts are made; CAP_SETPCAP, which
- * emptying the bounding set needs, is dropped last. */
-static const int supervisor_caps[] = {CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN, CAP_SETPCAP};
+ * namespaces, mounts and root, and emptying the run's bounding set. No
+ * more: not even CAP_SYS_RESOURCE, which some hosts' engines cannot grant.
+ * The run init gives up CAP_SYS_ADMIN and CAP_SYS_CHROOT once its mounts
+ * are made; CAP_SETPCAP, which emptying the bounding set needs, is dropped
+ * last. */
+static const int supervisor_caps[] = {CAP_KILL,      CAP_SETGID,     CAP_SETUID,
+                                      CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_SETPCAP};
 #define N_CAPS (sizeof supervisor_caps / sizeof *supervisor_caps)
 
 static uint32_t all_caps(void) {
@@ -420,49 +422,86 @@ static int wipe_all(long long *took_us) {
     return 0;
 }
 
-/* In the run init, before anything of the run exists: its own mounts (see
- * the header). Mounts are made private first, so none reaches PID 1's view.
- * /dev/mqueue gets an empty read-only tmpfs: on a kernel without Landlock
- * open() there would make a queue in the container's own mqueue. 0 when
- * done; else `error` says what failed. */
+/* Where the run init builds the runs' tree before it moves there (any folder
+ * of PID 1's own mounts: the run init's mount over it is its own). */
+#define NEW_ROOT SCRATCH_DIR
+#define BOX_DIR "/box"
+/* The folder the runs' root is made of: the image's copy in memory the host
+ * gave (main), else the container's own root. */
+static const char *image_root = "/";
+/* The run init's: /box of the container (a case's input, an interactive
+ * case's FIFOs), which is not in the runs' tree (fresh_places). */
+static int box_fd = -1;
+
+/* A tmpfs of `options` mounted on `path`; 0 when done, else `error` says why. */
+static int new_tmpfs(const char *path, unsigned long flags, const char *options, char *error,
+                     size_t error_len) {
+    if (mount("tmpfs", path, "tmpfs", flags, options) == 0) return 0;
+    snprintf(error, error_len, "mount %s: %s", path, strerror(errno));
+    return -1;
+}
+
+/* In the run init, before anything of the run exists: the runs' tree (see
+ * the header), where every folder a run may look a name up in is a tmpfs,
+ * which keeps no entry for a name that does not exist (a lookup leaves
+ * nothing a later one could time), but the job's folder, new for each run
+ * init (bind_job). Its root is a bind of image_root: a shared tmpfs whose
+ * entries all exist, or, without one, the container's root (whose folders
+ * do keep what was looked up: the README's known limits). /dev is the
+ * container's, read-only (devices work on a read-only mount as ever; a
+ * device anyone may write lets anyone set its times to now, and when a run
+ * touched /dev/zero told a later run a value). /dev/mqueue gets an empty
+ * read-only tmpfs: on a kernel without Landlock open() there would make a
+ * queue in the container's own mqueue. Mounts are made private first, so
+ * none reaches PID 1's view. 0 when done; else `error` says what failed. */
 static int fresh_places(char *error, size_t error_len) {
     const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    const unsigned long read_only = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
+    char path[256], options[128];
+    struct statfs below[N_PLACES];
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
         snprintf(error, error_len, "mount: making the run's mounts private: %s", strerror(errno));
         return -1;
     }
-    /* The container's own /dev (a tmpfs) and /dev/pts, read-only for the
-     * run: a device anyone may write lets anyone set its times to now, and
-     * when a run touched /dev/zero told a later run a value (devices work
-     * on a read-only mount as ever). */
+    /* Each writable place as large as the container's own below it. */
+    for (size_t i = 0; i < N_PLACES; i++) {
+        if (statfs(writable_places[i], &below[i]) < 0) {
+            snprintf(error, error_len, "statfs %s: %s", writable_places[i], strerror(errno));
+            return -1;
+        }
+    }
+    box_fd = open(BOX_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (box_fd < 0 || mount(image_root, NEW_ROOT, NULL, MS_BIND, NULL) < 0 ||
+        mount(NULL, NEW_ROOT, NULL, read_only, NULL) < 0) {
+        snprintf(error, error_len, "the runs' root from %s: %s", image_root, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/dev", NEW_ROOT);
+    if (mount("/dev", path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+        snprintf(error, error_len, "mount %s: %s", path, strerror(errno));
+        return -1;
+    }
     for (size_t i = 0; i < N_READ_ONLY; i++) {
-        const unsigned long read_only = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC;
+        const unsigned long devices = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC;
+        snprintf(path, sizeof path, "%s%s", NEW_ROOT, read_only_places[i]);
         /* /dev/pts may not be a mount of its own (EINVAL) or exist. */
-        if (mount(NULL, read_only_places[i], NULL, read_only, NULL) < 0 &&
+        if (mount(NULL, path, NULL, devices, NULL) < 0 &&
             (i == 0 || (errno != ENOENT && errno != EINVAL))) {
-            snprintf(error, error_len, "mount %s read-only: %s", read_only_places[i],
-                     strerror(errno));
+            snprintf(error, error_len, "mount %s read-only: %s", path, strerror(errno));
             return -1;
         }
     }
     for (size_t i = 0; i < N_PLACES; i++) {
-        struct statfs below;
-        char options[128];
-        if (statfs(writable_places[i], &below) < 0) {
-            snprintf(error, error_len, "statfs %s: %s", writable_places[i], strerror(errno));
-            return -1;
-        }
+        snprintf(path, sizeof path, "%s%s", NEW_ROOT, writable_places[i]);
         snprintf(options, sizeof options, "size=%llu,nr_inodes=%llu,mode=1777,uid=0,gid=0",
-                 (unsigned long long)below.f_blocks * (unsigned long long)below.f_bsize,
-                 (unsigned long long)below.f_files);
-        if (mount("tmpfs", writable_places[i], "tmpfs", flags, options) < 0) {
-            snprintf(error, error_len, "mount %s: %s", writable_places[i], strerror(errno));
-            return -1;
-        }
+                 (unsigned long long)below[i].f_blocks * (unsigned long long)below[i].f_bsize,
+                 (unsigned long long)below[i].f_files);
+        if (new_tmpfs(path, flags, options, error, error_len) < 0) return -1;
     }
-    if (mount("tmpfs", MQUEUE_DIR, "tmpfs", flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555") < 0 &&
+    snprintf(path, sizeof path, "%s%s", NEW_ROOT, MQUEUE_DIR);
+    if (mount("tmpfs", path, "tmpfs", flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555") < 0 &&
         errno != ENOENT) {
-        snprintf(error, error_len, "mount %s: %s", MQUEUE_DIR, strerror(errno));
+        snprintf(error, error_len, "mount %s: %s", path, strerror(errno));
         return -1;
     }
     /* /proc and /sys are nothing for the run: Landlock keeps their files
@@ -472,17 +511,66 @@ static int fresh_places(char *error, size_t error_len) {
      * time of its first lookup for the container's life). Each gets an empty
      * tmpfs; /sys's is the supervisor's alone (mode 0700), and holds the
      * namespace's own proc, by its own pids, where the run init reads the
-     * run's status and no run can search. */
-    if (mount("tmpfs", "/proc", "tmpfs", flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555") < 0 ||
-        mount("tmpfs", "/sys", "tmpfs", flags, "size=4k,nr_inodes=4,mode=0700") < 0 ||
-        mkdir(PROC_DIR, 0500) < 0 ||
-        (mount("proc", PROC_DIR, "proc", flags, "subset=pid") < 0 &&
-         (errno != EINVAL || mount("proc", PROC_DIR, "proc", flags, NULL) < 0))) {
-        snprintf(error, error_len, "mount %s: %s", PROC_DIR, strerror(errno));
+     * run's status and no run can search, and the container's tree until
+     * bind_job. /box holds only the job's folder. */
+    snprintf(path, sizeof path, "%s/proc", NEW_ROOT);
+    if (new_tmpfs(path, flags | MS_RDONLY, "size=4k,nr_inodes=2,mode=0555", error, error_len) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/sys", NEW_ROOT);
+    if (new_tmpfs(path, flags, "size=4k,nr_inodes=4,mode=0700", error, error_len) < 0) return -1;
+    snprintf(path, sizeof path, "%s%s", NEW_ROOT, PROC_DIR);
+    if (mkdir(path, 0500) < 0 ||
+        (mount("proc", path, "proc", flags, "subset=pid") < 0 &&
+         (errno != EINVAL || mount("proc", path, "proc", flags, NULL) < 0))) {
+        snprintf(error, error_len, "mount %s: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s%s", NEW_ROOT, BOX_DIR);
+    if (new_tmpfs(path, flags, "size=4k,nr_inodes=2,mode=0755", error, error_len) < 0) return -1;
+    snprintf(path, sizeof path, "%s%s", NEW_ROOT, JOB_DIR);
+    if (mkdir(path, 0755) < 0) {
+        snprintf(error, error_len, "mkdir %s: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s%s", NEW_ROOT, BOX_DIR);
+    if (mount(NULL, path, NULL, read_only | MS_NOEXEC, NULL) < 0) {
+        snprintf(error, error_len, "mount %s read-only: %s", path, strerror(errno));
+        return -1;
+    }
+    /* The engine's seccomp profile refuses pivot_root: the new root is
+     * moved over the container's, which stays below it, out of reach. */
+    if (chdir(NEW_ROOT) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 ||
+        chdir("/") < 0) {
+        snprintf(error, error_len, "the runs' root: %s", strerror(errno));
         return -1;
     }
     proc_dir = PROC_DIR;
     return 0;
+}
+
+/* At the run init's first request, when the host has made the job's folder:
+ * it is bound into the runs' tree (from the container's /box, through the
+ * run init's descriptor of it). The host makes that folder anew for each
+ * job and each fresh run (a TLE's rerun): names a run looked up in it are
+ * not there for a later one. */
+static int bind_job(char *error, size_t error_len) {
+    char source[128];
+    snprintf(source, sizeof source, "%s/self/fd/%d/job", PROC_DIR, box_fd);
+    if (mount(source, JOB_DIR, NULL, MS_BIND, NULL) < 0 ||
+        mount(NULL, JOB_DIR, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
+            0) {
+        snprintf(error, error_len, "the job's folder: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A file the host named in /box, opened through the run init's descriptor of
+ * it: "/dev/null" and names outside /box as they are. */
+static int open_box(const char *path, int flags) {
+    size_t n = strlen(BOX_DIR);
+    if (strncmp(path, BOX_DIR "/", n + 1) != 0) return open(path, flags);
+    return openat(box_fd, path + n + 1, flags);
 }
 
 /* The working folder links to every entry of the read-only job folder: the
@@ -1187,7 +1275,7 @@ static int open_fifos(const struct request *rq, int *in_fd, int *out_fd, char *e
         int out = (i == 0) == (rq->fifo_out_first != 0);
         int fd;
         do {
-            fd = open(out ? rq->fifo_out : rq->fifo_in,
+            fd = open_box(out ? rq->fifo_out : rq->fifo_in,
                       (out ? O_WRONLY : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
         } while (fd < 0 && errno == EINTR && monotonic_us() < deadline);
         struct stat st;
@@ -1244,18 +1332,18 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
      * by then it is there (else the writer's open fails and tells nothing). */
     struct clock clock = {-1, 0};
     if (rq->clock_in)
-        clock.fd = open(rq->clock_in, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        clock.fd = open_box(rq->clock_in, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     if (rq->fifo_in) {
         int fifo_out;
         if (open_fifos(rq, &in_fd, &fifo_out, error, error_len) < 0) return -1;
         if (rq->clock_out)
-            clock.fd = open(rq->clock_out, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+            clock.fd = open_box(rq->clock_out, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (start_relay(&relay, fifo_out, rq->fifo_out_max, (int)rq->fifo_out_drop, &run_out) < 0)
             die("pipe2");
         close(fifo_out); /* the relay's now */
         out_fd = run_out;
     } else {
-        in_fd = open(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
+        in_fd = open_box(rq->stdin_path && *rq->stdin_path ? rq->stdin_path : "/dev/null",
                      O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (in_fd < 0) {
             snprintf(error, error_len, "stdin: %s", strerror(errno));
@@ -1619,8 +1707,7 @@ static void run_init(int request_fd, int done_fd) {
     sigemptyset(&pipe_signal);
     sigaddset(&pipe_signal, SIGPIPE);
     sigprocmask(SIG_BLOCK, &pipe_signal, NULL);
-    int ready = fresh_places(error, sizeof error) == 0;
-    if (ready && set_caps(all_caps() & ~(1u << CAP_SYS_ADMIN)) < 0) die("dropping CAP_SYS_ADMIN");
+    int ready = fresh_places(error, sizeof error) == 0, bound = 0;
     /* Built at the job's first run of each kind: a rule holds the job's
      * folder, which the host makes anew for each job. */
     int rulesets[2] = {-1, -1};
@@ -1633,6 +1720,13 @@ static void run_init(int request_fd, int done_fd) {
         if (read_all(request_fd, &len, sizeof len) < 0 || len == 0 || len > MAX_REQUEST ||
             read_all(request_fd, buf, len) < 0 || parse_request(buf, len, &rq) < 0)
             _exit(0);
+        if (ready && !bound) {
+            ready = bind_job(error, sizeof error) == 0;
+            bound = 1;
+            /* Its last mount made: a run init has no more use for them. */
+            if (set_caps(all_caps() & ~(1u << CAP_SYS_ADMIN) & ~(1u << CAP_SYS_CHROOT)) < 0)
+                die("dropping CAP_SYS_ADMIN");
+        }
         if (ready && landlock_abi > 0 && rulesets[rq.kind] < 0 &&
             (rulesets[rq.kind] = build_ruleset(rq.kind)) < 0) {
             snprintf(error, sizeof error, "landlock rules: %s", strerror(errno));
@@ -1751,12 +1845,27 @@ static int serve(char *buf, uint32_t len) {
 
 int main(int argc, char **argv) {
     char *end = NULL;
-    long long uid = argc == 3 ? strtoll(argv[2], &end, 10) : 0;
-    if (argc != 3 || *end || uid < MIN_RUN_UID || uid > MAX_RUN_UID) {
-        fprintf(stderr, "usage: %s SOCKET RUN_UID (%d..%d)\n", argv[0], MIN_RUN_UID, MAX_RUN_UID);
+    long long uid = argc == 3 || argc == 4 ? strtoll(argv[2], &end, 10) : 0;
+    if ((argc != 3 && argc != 4) || *end || uid < MIN_RUN_UID || uid > MAX_RUN_UID) {
+        fprintf(stderr, "usage: %s SOCKET RUN_UID (%d..%d) [IMAGE_COPY]\n", argv[0], MIN_RUN_UID,
+                MAX_RUN_UID);
         return 2;
     }
     run_uid = (uid_t)uid;
+    static char copy_root[256], copy_stamp[256];
+    if (argc == 4) {
+        /* The host's copy of the image in memory (a tmpfs every container of
+         * the image mounts read-only): its root, complete once stamped. A
+         * copy gone (no container held it) is an empty folder: nothing to
+         * serve runs from. */
+        snprintf(copy_root, sizeof copy_root, "%s/root", argv[3]);
+        snprintf(copy_stamp, sizeof copy_stamp, "%s/stamp", argv[3]);
+        if (access(copy_stamp, F_OK) < 0) {
+            fprintf(stderr, "%s: the image's copy is not there\n", argv[3]);
+            return 3;
+        }
+        image_root = copy_root;
+    }
     drop_to_supervisor();
     prepare_landlock();
     /* Opened once, here: every run init inherits them. */

@@ -18,6 +18,7 @@ import uuid
 
 import pytest
 
+from sandbox.container import LABEL
 from sandbox.docker_sandbox import INSTANCE_LABEL
 from sandbox.job import CaseSpec, SandboxJob
 from sandbox.languages import Language
@@ -150,7 +151,8 @@ def one_container_sandbox(docker_client, tmp_path):
 
 
 def _containers(client, sandbox):
-    found = client.containers.list(all=True, filters={'label': f'{INSTANCE_LABEL}={sandbox.home}'})
+    found = client.containers.list(all=True,
+                                   filters={'label': [LABEL, f'{INSTANCE_LABEL}={sandbox.home}']})
     return sorted(c.name for c in found)
 
 

@@ -57,11 +57,26 @@ def test_a_container_gets_what_its_supervisor_needs_and_no_more(tmp_path, unconf
         container.start()
     created = engine.created
     assert created['cap_drop'] == ['ALL']
-    # SYS_ADMIN makes each run's namespaces and mounts; runs get no capability.
-    assert sorted(created['cap_add']) == ['KILL', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_ADMIN']
+    # SYS_ADMIN makes each run's namespaces and mounts, SYS_CHROOT its root;
+    # runs get no capability.
+    assert sorted(
+        created['cap_add']) == ['KILL', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_ADMIN', 'SYS_CHROOT']
     assert created['network_disabled'] is True and created['read_only'] is True
     assert 'no-new-privileges' in created['security_opt']
     assert ('apparmor=unconfined' in created['security_opt']) is unconfined
+    assert created['mounts'] == [] and len(created['command']) == 3
+
+
+def test_a_container_of_an_image_with_a_copy_mounts_it_read_only(tmp_path):
+    engine = Engine()
+    container = SandboxContainer(engine, 'img', tmp_path / 'boxes', LIMITS, {}, 'copy-volume')
+    with pytest.raises(SandboxBroken):
+        container.start()
+    created = engine.created
+    [mount] = created['mounts']
+    assert (mount['Source'], mount['Target'], mount['Type'],
+            mount['ReadOnly']) == ('copy-volume', '/image', 'volume', True)
+    assert created['command'][-1] == '/image'
 
 
 class Removals(Engine):

@@ -23,6 +23,8 @@ class FakeEngine:
 
     def __init__(self):
         self.containers = self
+        self.images = NoImages()
+        self.volumes = NoVolumes()
         self.all = []
         self.removed = []
 
@@ -45,11 +47,25 @@ class FakeEngine:
         pass
 
     def list(self, filters=None, **ignored):
-        wanted = dict(f.split('=', 1) for f in filters['label'] if '=' in f)
+        wanted = dict(f.split('=', 1) if '=' in f else (f, None) for f in filters['label'])
         return [
             c for c in self.all
-            if c.name not in self.removed and all(c.labels.get(k) == v for k, v in wanted.items())
+            if c.name not in self.removed and all(k in c.labels and v in (None, c.labels[k])
+                                                  for k, v in wanted.items())
         ]
+
+
+class NoImages:
+    """The image is not on this engine: no copy of it is made (logged)."""
+
+    def get(self, name):
+        raise docker.errors.ImageNotFound(name)
+
+
+class NoVolumes:
+
+    def list(self, filters=None):
+        return []
 
 
 @pytest.fixture
