@@ -54,6 +54,9 @@ class SandboxSettings:
     work_bytes: int = 128 * MiB  # working folder, compiled program included
     tmp_bytes: int = 4 * MiB  # what a case may keep in files, beside its memory
     engine_timeout_sec: float = 30.0
+    # Runs rooted in a copy of their image in memory (sandbox/image_copy.py);
+    # off, in the image's own folders (a benchmark's baseline).
+    image_copy: bool = True
     # A container serves this many jobs in turn, reset and checked between
     # them (sandbox/pool.py), and lives at most this long.
     jobs_per_container: int = 100

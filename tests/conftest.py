@@ -1,5 +1,5 @@
 """Session-wide fixtures: the Docker engine for the tests that need it, and
-no sandbox container outliving the test session.
+no sandbox container (nor image copy) outliving the test session.
 
 A runner process that exits on purpose mid-work (identity loss, a kill) may
 leave a container the engine was still creating when it died; the runner's
@@ -10,6 +10,7 @@ import pytest
 
 from sandbox.container import LABEL
 from sandbox.docker_sandbox import ROOT_LABEL, SandboxSettings
+from sandbox.image_copy import KEEPER_LABEL
 
 
 @pytest.fixture(scope='session')
@@ -38,7 +39,12 @@ def no_sandbox_outlives_the_session(tmp_path_factory):
         client.ping()
     except Exception:
         return  # no engine: no container either
-    for container in client.containers.list(all=True, ignore_removed=True, filters={'label':
-                                                                                    LABEL}):
-        if container.labels.get(ROOT_LABEL, '').startswith(base):
-            container.remove(force=True)
+    for kind in (LABEL, KEEPER_LABEL):
+        for container in client.containers.list(all=True,
+                                                ignore_removed=True,
+                                                filters={'label': kind}):
+            if container.labels.get(ROOT_LABEL, '').startswith(base):
+                container.remove(force=True)
+    for volume in client.volumes.list(filters={'label': KEEPER_LABEL}):
+        if (volume.attrs.get('Labels') or {}).get(ROOT_LABEL, '').startswith(base):
+            volume.remove(force=True)

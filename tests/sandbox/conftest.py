@@ -43,6 +43,7 @@ def sandbox(docker_client, sandbox_root):
     left = _containers_of(docker_client, sandbox_root)
     for c in left:
         c.remove(force=True)
+    sb.remove_leftovers()  # the image's copy
     assert not left, f'sandbox containers left behind: {[c.name for c in left]}'
 
 

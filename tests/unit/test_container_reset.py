@@ -1,5 +1,7 @@
 """SandboxContainer.reset against a fake supervisor: what the host does around
 the supervisor's verified reset."""
+import dataclasses
+import os
 import socket
 import struct
 import threading
@@ -9,6 +11,7 @@ import pytest
 from sandbox.container import RESET_MEMORY_GROWTH_KB, SandboxBroken, SandboxContainer
 from sandbox.protocol import PROTOCOL_VERSION
 from sandbox.settings import ContainerLimits
+from tests.unit.fakes import CASE_REQUEST
 
 LIMITS = ContainerLimits(memory_bytes=1 << 30,
                          pids=64,
@@ -67,3 +70,38 @@ def test_a_container_that_keeps_growing_memory_is_retired(container_with):
     with pytest.raises(SandboxBroken, match='MiB after its reset'):
         container.reset()
     assert container.broken
+
+
+@pytest.mark.parametrize('fresh', [False, True])
+def test_a_fresh_run_gets_a_job_folder_made_for_it(tmp_path, fresh):
+    """The supervisor binds the job's folder as it is at a run init's first
+    request: a fresh run's (a TLE's rerun) is made for it, with the same
+    files, so names its first run looked up there are not in it."""
+    container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {})
+    container._conn = object()
+    src = tmp_path / 'src'
+    (src / 'chaos').mkdir(parents=True)
+    (src / 'main').write_text('the program')
+    (src / 'chaos' / 'data.txt').write_text('data')
+    container.stage(src)
+    job = container.box / 'job'
+    old = os.open(job, os.O_RDONLY | os.O_DIRECTORY)
+    sent = []
+
+    def converse(request):
+        # What the supervisor would bind now.
+        sent.append(
+            (os.fstat(old).st_nlink, sorted(str(p.relative_to(job))
+                                            for p in job.rglob('*')), os.stat(job / 'main').st_ino))
+        return 'answered'
+
+    container._converse = converse
+    try:
+        assert container.run(dataclasses.replace(CASE_REQUEST, fresh=fresh),
+                             stdin=None) == 'answered'
+    finally:
+        os.close(old)
+    [(old_links, files, program)] = sent
+    assert files == ['chaos', 'chaos/data.txt', 'main']
+    assert program == os.stat(src / 'main').st_ino  # linked, not copied
+    assert (old_links == 0) is fresh  # the old folder is gone for a fresh run only
