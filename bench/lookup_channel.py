@@ -92,8 +92,7 @@ def run_job(sandbox, folder: pathlib.Path, message: str) -> str:
     try:
         built = sandbox.compile(job)
         assert built.ok, built
-        return sandbox.run_case(job, CaseSpec(folder / 'in', folder / 'out', 10000,
-                                              65536)).stdout
+        return sandbox.run_case(job, CaseSpec(folder / 'in', folder / 'out', 10000, 65536)).stdout
     finally:
         sandbox.release(job.key)
 

@@ -110,8 +110,8 @@ class DockerSandbox:
         self._leftovers.remove_dead_instances()
         self._artifacts.mkdir(parents=True, exist_ok=True)
         images = set(self._settings.images.values())
-        copied = (self._copies.start(images)
-                  if self._settings.image_copy else dict.fromkeys(images, False))
+        copied = (self._copies.start(images) if self._settings.image_copy else dict.fromkeys(
+            images, False))
         # A copy in memory is all cached (image_copy.py): only an image
         # without one needs the page cache's warm-up.
         page_cache.warm(self._warm_up_container, [i for i, done in copied.items() if not done])
