@@ -23,19 +23,25 @@
  *   starve another job's runs.
  * - Every job, and every TLE's rerun, starts in state no earlier run
  *   touched: PID 1 forks a "run init" in a new pid and mount namespace
- *   (fresh_places), which mounts new tmpfs instances on every place a run
- *   may write (/work, /tmp, /dev/shm; an empty read-only one on /dev/mqueue;
- *   /dev itself read-only) and serves the job's runs (serve). Its end ends
- *   the namespace: every process of its runs dies with it, and its mounts
- *   with everything written there are gone. So nothing a job's runs leave
- *   can reach a later job or a rerun, not even through counters that
+ *   (fresh_places), which makes the runs' tree and serves the job's runs
+ *   (serve). New tmpfs instances on every place a run may write (/work,
+ *   /tmp, /dev/shm; an empty read-only one on /dev/mqueue; /dev itself
+ *   read-only), and a root that is the image's copy in memory (a tmpfs the
+ *   host made, read-only) with nothing of /box but the job's folder. Its
+ *   end ends the namespace: every process of its runs dies with it, and its
+ *   mounts with everything written there are gone. So nothing a job's runs
+ *   leave can reach a later job or a rerun, not even through counters that
  *   survive deleting files: a tmpfs numbers its inodes from 1 again, a pid
  *   namespace its pids, and the places' modification times are the new
  *   mounts'. (A TLE's rerun once read a first run's answer back from /tmp's
- *   inode counter.) The exception is the kernel's directory cache of the
- *   folders that are not the run init's own (the image's, /box): looking
- *   up a name that does not exist leaves an entry a later lookup can time
- *   (the README's known limits). Between two runs of a job, a child with
+ *   inode counter.) Nor through the kernel's directory cache: looking up a
+ *   name that does not exist leaves an entry that a later lookup can time
+ *   (a TLE's rerun once printed its first run's answer so), but not on a
+ *   tmpfs, and every folder a run can look a name up in is one, but the
+ *   job's folder, which the host makes anew for each run init (bind_job).
+ *   Without a copy of the image (argv[3]) the root is the container's own,
+ *   whose folders keep such entries (the README's known limits). Between
+ *   two runs of a job, a child with
  *   the run's uid wipes what the run wrote (wipe_all): a later case of the
  *   job sees no file of an earlier one, only such counters (the README's
  *   known limits). The places PID 1 itself sees are never written. The next run
@@ -64,9 +70,11 @@
  * - Landlock confines what runs see and write: they read the image and the
  *   job's files, and their working folder (which the run init makes, so a
  *   case cannot change it either); they write only /tmp and /dev/shm
- *   (small, inode-capped tmpfs) and a few devices; the rest of /box (an
- *   interactive case's pipes) is not theirs. Landlock does not cover looking
- *   a path up: /proc and /sys are empty tmpfs for runs (fresh_places).
+ *   (small, inode-capped tmpfs) and a few devices. Landlock does not cover
+ *   looking a path up: /proc and /sys are empty tmpfs for runs, and the rest
+ *   of the container's /box (the socket, a case's input, an interactive
+ *   case's pipes) is not in their tree at all: the run init opens those
+ *   through a descriptor of its own (open_box).
  * - An interactive case is two runs at once, the program's and the
  *   interactor's, each in a container of its own, joined by two FIFOs the
  *   host made in both boxes: the run init opens them as the run's stdin and
@@ -77,8 +85,9 @@
  *   which extends the program's wall bound by it (the program waits while
  *   the interactor thinks, and only then).
  * - Before any run, the host has every file of the image read once (a warm
- *   request, in a container of its own): a read of a run then never changes
- *   what the host's page cache holds, which a later run could time (warm).
+ *   request, in a container of its own) when the image has no copy in
+ *   memory: a read of a run then never changes what the host's page cache
+ *   holds, which a later run could time (warm).
  * - Between jobs a container is reset (a request of its own): nothing runs
  *   and no writable place PID 1 sees holds anything, both checked from PID
  *   1, and the next job's runs get a uid of their own.
