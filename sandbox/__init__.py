@@ -6,7 +6,9 @@
   - `pool.py` the containers (one record each) and their spares;
     `container.py` one container and its supervisor; `protocol.py` the
     supervisor's wire format; `images/` the images and the supervisor
-    (`supervisor.c`) that runs inside each container;
+    (`supervisor.c`) that runs inside each container; `image_copy.py` the
+    image's copy in memory that runs are rooted in (`page_cache.py`: the
+    warm-up of an image without one);
   - `engine.py` the run engine: a run on a core in a container from the
     pool, a pair of runs, the retry in a fresh container;
     `run_requests.py` what a compile and a case are asked to run;
