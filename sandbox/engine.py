@@ -266,9 +266,10 @@ class RunEngine:
         return runs
 
     def _ran(self, request: RunRequest, run: RunResponse, container: SandboxContainer) -> None:
-        log.debug('%s in %s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB',
-                  request.kind.name.lower(), container.name, run.exit_code, run.signal, run.cpu_us,
-                  run.wall_us, run.maxrss_kb)
+        log.debug('%s in %s%s: exit %d, signal %d, cpu %d us, wall %d us, peak %d kB',
+                  request.kind.name.lower(), container.name,
+                  ' (forked from the Python zygote)' if run.from_zygote else '', run.exit_code,
+                  run.signal, run.cpu_us, run.wall_us, run.maxrss_kb)
         if run.landlock_abi == 0 and not self._warned_landlock:
             self._warned_landlock = True
             log.warning('this kernel has no Landlock: runs can read /proc and /sys and write '

@@ -34,6 +34,9 @@ class Toolchain:
     # pipe going away: writing to a closed pipe (C and C++ programs die of
     # SIGPIPE instead) or reading past its end (they see an end of file).
     pipe_closed_line: Optional[Pattern[bytes]] = None
+    # Its runs may be forked from an interpreter started once per job
+    # (RunRequest.zygote): Python's.
+    zygote: bool = False
 
 
 # Python has nothing to compile, but a syntax error must still be CE: the
@@ -62,7 +65,8 @@ TOOLCHAINS = {
               run_argv=('python3', 'main.py'),
               artifact='',
               out_of_memory_line=re.compile(rb'MemoryError(:|$)'),
-              pipe_closed_line=re.compile(rb'(BrokenPipeError|EOFError)(:|$)')),
+              pipe_closed_line=re.compile(rb'(BrokenPipeError|EOFError)(:|$)'),
+              zygote=True),
 }
 
 # The names a build uses beside the source: a problem's `chaos/` files must

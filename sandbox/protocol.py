@@ -17,7 +17,7 @@ from typing import Dict, Optional, Tuple
 MAX_HEADER = 4096
 # Bumped with every change of this format; the images carry it as a label
 # (oj-sandbox.protocol) and the supervisor repeats it in every answer.
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9
 _U32 = struct.Struct('<I')
 
 
@@ -75,6 +75,10 @@ class RunRequest:
     # A run that must see nothing an earlier run left, even of its own job
     # (a TLE's rerun): the supervisor serves it in a run init of its own.
     fresh: bool = False
+    # A case whose argv runs a Python script: the supervisor may fork it from
+    # an interpreter started once for the job (python_zygote.c), which
+    # spares each case the interpreter's start. Never with FIFOs.
+    zygote: bool = False
     nofile: int = 64
     artifact: str = ''
     artifact_max: int = 0
@@ -109,6 +113,8 @@ class RunRequest:
             fields.update(clock_out=self.clock_out)
         if self.fresh:
             fields.update(fresh=1)
+        if self.zygote:
+            fields.update(zygote=1)
         parts = [f'{k}={v}' for k, v in fields.items()]
         if self.artifact:
             parts.append(f'artifact={self.artifact}')
@@ -139,6 +145,7 @@ class RunResponse:
     artifact_status: str
     artifact: Optional[bytes]
     landlock_abi: int  # 0: the kernel has no Landlock (README, known limits)
+    from_zygote: bool = False  # forked from the job's Python zygote (RunRequest.zygote)
 
 
 class SupervisorFailure(Exception):
@@ -185,7 +192,7 @@ def read_reset_response(sock: socket.socket) -> int:
 
 _INT_FIELDS = ('exit_code', 'signal', 'wall_timeout', 'cpu_timeout', 'mem_exceeded', 'cpu_us',
                'wall_us', 'maxrss_kb', 'oom_kills', 'out_size', 'err_size', 'out_len', 'err_len',
-               'tail_len', 'art_len', 'landlock', 'protocol')
+               'tail_len', 'art_len', 'landlock', 'zygote', 'protocol')
 _ARTIFACT_STATUSES = ('none', 'ok', 'missing', 'too_big')
 
 
@@ -267,4 +274,5 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
                        stderr_tail=stderr_tail,
                        artifact_status=fields['art_status'],
                        artifact=artifact,
-                       landlock_abi=n['landlock'])
+                       landlock_abi=n['landlock'],
+                       from_zygote=bool(n['zygote']))

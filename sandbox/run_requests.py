@@ -66,6 +66,7 @@ def case_request(toolchain: Toolchain, limits: Limits, settings: SandboxSettings
                       err_send=settings.report_limit,
                       tail_send=STDERR_TAIL_BYTES,
                       nofile=CASE_DESCRIPTORS,
+                      zygote=toolchain.zygote,
                       env=ENV)
 
 

@@ -95,9 +95,11 @@ def program_request(request: RunRequest, limits: Limits, fifo_folder: str) -> Ru
     through a relay that stops it past its output limit (OLE): what a
     program makes its interactor read is bounded as a checker's input is,
     and is a stream (never the program's packets one by one). Its wall bound
-    is its own, plus what CLOCK says the interactor thought."""
+    is its own, plus what CLOCK says the interactor thought. Exec'd, as
+    every run with FIFOs is (never from the Python zygote)."""
     to_program, from_program, clock = fifo_paths(fifo_folder)
     return dataclasses.replace(request,
+                               zygote=False,
                                wall_ms=limits.own_wall_ms,
                                wall_credit_ms=limits.extra_wall_ms,
                                clock_in=clock,

@@ -7,19 +7,23 @@
 #   FORCE=1 sandbox/images/build-offline.sh    # rebuild everything
 #
 # Settings (environment): DEBIAN_MIRROR (default http://deb.debian.org/debian),
-# DEBIAN_SUITE (bookworm), BASE_NAME (oj-sandbox-base:bookworm),
+# DEBIAN_SUITE (bookworm), BASE_NAME (oj-sandbox-base:bookworm-2: with what
+# the Python zygote is built from),
 # IMAGE (oj-sandbox:latest).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 suite="${DEBIAN_SUITE:-bookworm}"
-base="${BASE_NAME:-oj-sandbox-base:bookworm}"
+base="${BASE_NAME:-oj-sandbox-base:bookworm-2}"
 image="${IMAGE:-oj-sandbox:latest}"
 
 have_image() { [ -z "${FORCE:-}" ] && docker image inspect "$1" >/dev/null 2>&1; }
 # An image is current when it was built from today's supervisor and Dockerfile
 # (its oj-sandbox.source label): a changed supervisor is never left unbuilt.
-source_hash() { cat "$here/supervisor.c" "$here/Dockerfile" | sha256sum | cut -c1-16; }
+source_hash() {
+    cat "$here/supervisor.c" "$here/python_zygote.c" "$here/zygote.h" "$here/build-zygote.sh" \
+        "$here/Dockerfile" | sha256sum | cut -c1-16
+}
 # shellcheck source=../../scripts/quietly.sh
 . "$here/../../scripts/quietly.sh"
 is_current() {
@@ -35,7 +39,7 @@ if ! have_image "$base"; then
     rootfs="$(mktemp -d)"
     trap 'rm -rf "$rootfs"' EXIT
     echo "building base image $base from $mirror ($suite), about a minute" >&2
-    quietly debootstrap --variant=minbase --include=gcc,g++,libc6-dev,python3 \
+    quietly debootstrap --variant=minbase --include=gcc,g++,libc6-dev,python3,libpython3-dev \
         "$suite" "$rootfs" "$mirror"
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
     tar -C "$rootfs" -c . | docker import - "$base" >/dev/null

@@ -110,6 +110,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -133,7 +134,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 8
+#include "zygote.h"
+
+#define PROTOCOL_VERSION 9
 #define SUPERVISOR_UID 61001
 /* The host gives each container a run uid of its own in this range. */
 #define MIN_RUN_UID 100000
@@ -159,8 +162,10 @@ static const char *proc_dir = "/proc";
 static int sock = -1;
 static uid_t run_uid;
 
-/* A reset is not a run: it readies the container for another job. */
-enum kind { KIND_COMPILE, KIND_CASE, KIND_RESET, KIND_WARM };
+/* A reset is not a run: it readies the container for another job. The
+ * zygote is not a request's kind: it names the Python zygote's own seccomp
+ * rules (install_filter). */
+enum kind { KIND_COMPILE, KIND_CASE, KIND_RESET, KIND_WARM, KIND_ZYGOTE };
 
 struct request {
     enum kind kind;
@@ -183,6 +188,9 @@ struct request {
     /* A run that must not see anything an earlier run left, even of its own
      * job (a TLE's rerun): a new run init serves it. */
     long long fresh;
+    /* A case whose argv runs a Python script: it may be forked from the
+     * job's Python zygote (start_zygote). */
+    long long zygote;
     long long cpu_ms, wall_ms, mem_kb, data_kb, stack_kb, fsize, nofile;
     long long out_send, err_send, tail_send, artifact_max;
     const char *artifact;
@@ -196,6 +204,7 @@ struct outcome {
     int exited, exit_code, signal;
     int wall_timeout, cpu_timeout, mem_exceeded;
     int out_over; /* it wrote more than fifo_out_max bytes to its peer */
+    int from_zygote; /* its process was forked by the job's Python zygote */
     long long cpu_us, wall_us, maxrss_kb, oom_kills;
 };
 
@@ -717,6 +726,7 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
             else if (!strcmp(s, "fifo_out_drop")) rq->fifo_out_drop = n;
             else if (!strcmp(s, "wall_credit_ms")) rq->wall_credit_ms = n;
             else if (!strcmp(s, "fresh")) rq->fresh = n;
+            else if (!strcmp(s, "zygote")) rq->zygote = n;
             else return -1;
         }
     }
@@ -734,16 +744,11 @@ static int parse_request(char *buf, size_t len, struct request *rq) {
     if ((rq->clock_in || rq->clock_out) && (!rq->fifo_in || (rq->clock_in && rq->clock_out)))
         return -1;
     if (rq->wall_credit_ms < 0 || (rq->wall_credit_ms && !rq->clock_in)) return -1;
+    /* The zygote serves plain cases: no FIFOs, no relay. */
+    if (rq->zygote && (rq->kind != KIND_CASE || rq->fifo_in)) return -1;
     return 0;
 }
 
-/* value > 0: that limit; -1: unlimited; 0: inherited. */
-static int set_limit(int resource, long long value) {
-    if (value == 0) return 0;
-    rlim_t v = value < 0 ? RLIM_INFINITY : (rlim_t)value;
-    struct rlimit rl = {v, v};
-    return setrlimit(resource, &rl);
-}
 
 /* ---- seccomp ------------------------------------------------------------------ */
 
@@ -890,11 +895,20 @@ static const struct denial case_fcntl_denials[] = {
 #define CLONE_REFUSED                                                                        \
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |           \
      CLONE_NEWPID | CLONE_NEWNET | CLONE_PIDFD)
-static int install_filter(enum kind kind) {
-    const struct denial *denials = kind == KIND_CASE ? case_denials : compile_denials;
-    size_t n = kind == KIND_CASE ? sizeof case_denials / sizeof *case_denials
-                                 : sizeof compile_denials / sizeof *compile_denials;
-    struct sock_filter f[48 + 2 * (sizeof case_denials / sizeof *case_denials + N_FCNTL_DENIALS)];
+
+/* The Python zygote (start_zygote) runs the compiles' rules, but for what
+ * its children need before the submission's script runs: to nest a
+ * Landlock domain of their own and to add the case's filter, which refuses
+ * both again. It runs nothing of the submission's. */
+static int zygote_allows(unsigned nr) {
+    return nr == __NR_landlock_restrict_self;
+}
+
+static size_t build_filter(enum kind kind, struct sock_filter *f) {
+    int is_case = kind == KIND_CASE, is_zygote = kind == KIND_ZYGOTE;
+    const struct denial *denials = is_case ? case_denials : compile_denials;
+    size_t n = is_case ? sizeof case_denials / sizeof *case_denials
+                       : sizeof compile_denials / sizeof *compile_denials;
     size_t i = 0;
     f[i++] = LOAD(arch);
     f[i++] = JUMP(BPF_JEQ, AUDIT_ARCH_NATIVE, 1, 0);
@@ -905,10 +919,10 @@ static int install_filter(enum kind kind) {
     f[i++] = RET(SECCOMP_RET_KILL_PROCESS);
 #endif
     for (size_t d = 0; d < n; d++) {
+        if (is_zygote && zygote_allows(denials[d].nr)) continue;
         f[i++] = JUMP(BPF_JEQ, denials[d].nr, 0, 1);
         f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)denials[d].err);
     }
-    int is_case = kind == KIND_CASE;
     f[i++] = JUMP(BPF_JEQ, __NR_clone, 0, 5);
     f[i++] = LOAD(args[0]);
     f[i++] = AND(CLONE_REFUSED | (is_case ? THREAD_FLAGS : 0));
@@ -918,7 +932,7 @@ static int install_filter(enum kind kind) {
     f[i++] = JUMP(BPF_JEQ, __NR_prctl, 0, 4);
     f[i++] = LOAD(args[0]);
     f[i++] = JUMP(BPF_JEQ, PR_SET_SECCOMP, 0, 1);
-    f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
+    f[i++] = RET(is_zygote ? SECCOMP_RET_ALLOW : SECCOMP_RET_ERRNO | EPERM);
     f[i++] = RET(SECCOMP_RET_ALLOW);
     if (is_case) {
         f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 2 + 2 * N_FCNTL_DENIALS);
@@ -943,7 +957,15 @@ static int install_filter(enum kind kind) {
         f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
     }
     f[i++] = RET(SECCOMP_RET_ALLOW);
-    struct sock_fprog prog = {(unsigned short)i, f};
+    return i;
+}
+
+#define MAX_FILTER (48 + 2 * (sizeof case_denials / sizeof *case_denials + N_FCNTL_DENIALS))
+_Static_assert(MAX_FILTER <= SPAWN_MAX_FILTER, "a case's filter fits a zygote's request");
+
+static int install_filter(enum kind kind) {
+    struct sock_filter f[MAX_FILTER];
+    struct sock_fprog prog = {(unsigned short)build_filter(kind, f), f};
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
@@ -1076,6 +1098,28 @@ static void prepare_landlock(void) {
  * one): kernel memory out of sight of the run's resident set otherwise. */
 #define MAX_PENDING_SIGNALS 64
 
+/* A run's resource limits (as the zygote's request carries them). RLIMIT_CPU
+ * is whole seconds: a backstop one second past the limit; the supervisor
+ * itself stops the run at the limit, to the millisecond. No core dumps, no
+ * message queues. */
+static void run_limits(const struct request *rq, struct spawn_limit limits[SPAWN_LIMITS]) {
+    /* A request's 0 leaves a limit as it is, its -1 (a stack's) lifts it. */
+#define LIMIT(resource, value) \
+    {resource, 0, (value) == 0 ? SPAWN_INHERIT : (value) < 0 ? SPAWN_INFINITY : (value)}
+    const struct spawn_limit made[SPAWN_LIMITS] = {
+        LIMIT(RLIMIT_CPU, (rq->cpu_ms + 999) / 1000 + 1),
+        LIMIT(RLIMIT_DATA, rq->data_kb * 1024),
+        LIMIT(RLIMIT_STACK, rq->stack_kb < 0 ? -1 : rq->stack_kb * 1024),
+        LIMIT(RLIMIT_FSIZE, rq->fsize),
+        LIMIT(RLIMIT_NOFILE, rq->nofile),
+        LIMIT(RLIMIT_SIGPENDING, MAX_PENDING_SIGNALS),
+        {RLIMIT_CORE, 0, 0},
+        {RLIMIT_MSGQUEUE, 0, 0},
+    };
+#undef LIMIT
+    memcpy(limits, made, sizeof made);
+}
+
 /* In the run init's child, between fork and exec: no allocation, no stdio. */
 static void exec_child(const struct request *rq, int ruleset, int in_fd, int out_fd, int err_fd,
                        int report_fd) {
@@ -1089,17 +1133,9 @@ static void exec_child(const struct request *rq, int ruleset, int in_fd, int out
      * while we are dumpable. */
     prctl(PR_SET_DUMPABLE, 1);
     if (write_oom_score_adj("1000") < 0) goto fail;
-    /* RLIMIT_CPU is whole seconds: a backstop one second past the limit. The
-     * supervisor itself stops the run at the limit, to the millisecond. */
-    if (set_limit(RLIMIT_CPU, (rq->cpu_ms + 999) / 1000 + 1) < 0 ||
-        set_limit(RLIMIT_DATA, rq->data_kb * 1024) < 0 ||
-        set_limit(RLIMIT_STACK, rq->stack_kb < 0 ? -1 : rq->stack_kb * 1024) < 0 ||
-        set_limit(RLIMIT_FSIZE, rq->fsize) < 0 || set_limit(RLIMIT_NOFILE, rq->nofile) < 0 ||
-        set_limit(RLIMIT_SIGPENDING, MAX_PENDING_SIGNALS) < 0)
-        goto fail;
-    struct rlimit none_at_all = {0, 0};
-    if (setrlimit(RLIMIT_CORE, &none_at_all) < 0 || setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0)
-        goto fail;
+    struct spawn_limit limits[SPAWN_LIMITS];
+    run_limits(rq, limits);
+    if (spawn_apply_limits(limits) < 0) goto fail;
     if (become_run_user() < 0) goto fail;
     if ((rq->kind == KIND_COMPILE && populate(rq->workdir) < 0) || chdir(rq->workdir) < 0)
         goto fail;
@@ -1144,6 +1180,29 @@ static void relay_ended(struct relay *r, int status, const struct rusage *ru) {
     r->ru = *ru;
 }
 
+/* The run init's Python zygote (start_zygote), and the CPU time of one
+ * that ended since a run's measurement began: the zygote's own time is no
+ * run's. */
+static struct {
+    pid_t pid; /* -1: none */
+    int sock;
+    int unusable; /* it failed: this run init execs its runs from now on */
+    int argc, nenv;
+    char key[MAX_REQUEST]; /* the argv and environment it was started with */
+    size_t key_len;
+} zygote = {.pid = -1, .sock = -1};
+static long long zygote_ended_cpu_us;
+
+/* A child reaped that is neither a run's main process nor its relay. */
+static void reaped_other(pid_t pid, const struct rusage *ru) {
+    if (pid != zygote.pid) return;
+    zygote_ended_cpu_us += rusage_cpu_us(ru);
+    zygote.pid = -1;
+    zygote.unusable = 1;
+    if (zygote.sock >= 0) close(zygote.sock);
+    zygote.sock = -1;
+}
+
 static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done,
                               struct rusage *main_ru, struct relay *relay) {
     for (;;) {
@@ -1160,6 +1219,8 @@ static void kill_and_reap_all(pid_t main_pid, struct outcome *oc, int *main_done
             record_end(oc, status, &ru, main_ru);
         } else if (relay && pid == relay->pid && !relay->done) {
             relay_ended(relay, status, &ru);
+        } else {
+            reaped_other(pid, &ru);
         }
     }
 }
@@ -1328,6 +1389,204 @@ static long long clock_heard(struct clock *c) {
     return c->told_us;
 }
 
+/* ---- the Python zygote ------------------------------------------------------- */
+
+/* A job's Python cases are forked from an interpreter started once for the
+ * job (python_zygote.c says what a case sees, and how it is made): a run
+ * init starts it at the job's first case that may be served so, with that
+ * case's argv and environment, and serves from it the job's later cases with
+ * the same argv and environment. Everything else about a case is as ever:
+ * its descriptors, limits, Landlock rules and seccomp filter (all the run
+ * init's, sent with the request), its measurement, its end. It needs
+ * Landlock's scopes (ABI 6): a case's process, in a domain nested in the
+ * zygote's, cannot signal it, so no case reaches a later one through it.
+ * Whatever goes wrong with it (an image without it, no answer in time,
+ * anything of a run left beside it) ends it, and everything of the run
+ * with it, and the run init execs its runs as ever from then on. */
+#define ZYGOTE_ANSWER_MS 10000
+#define ZYGOTE_MIN_LANDLOCK 6
+
+static size_t zygote_key(const struct request *rq, char *key, size_t size) {
+    size_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        char *const *strings = k ? rq->envp : rq->argv;
+        for (int i = 0; strings[i]; i++) {
+            size_t len = strlen(strings[i]) + 1;
+            if (n + len > size) return 0;
+            memcpy(key + n, strings[i], len);
+            n += len;
+        }
+    }
+    return n;
+}
+
+static int argc_of(char *const *strings) {
+    int n = 0;
+    while (strings[n]) n++;
+    return n;
+}
+
+/* An answer of the zygote's, within ZYGOTE_ANSWER_MS; -1 without one. */
+static int zygote_answer(int32_t *value) {
+    struct pollfd p = {zygote.sock, POLLIN, 0};
+    int ready;
+    do {
+        ready = poll(&p, 1, ZYGOTE_ANSWER_MS);
+    } while (ready < 0 && errno == EINTR);
+    return ready == 1 && recv(zygote.sock, value, sizeof *value, MSG_DONTWAIT) == (ssize_t)sizeof *value
+               ? 0
+               : -1;
+}
+
+/* Every process of the namespace but this run init killed and reaped, the
+ * zygote with them: nothing of a half-made case is left. */
+static void zygote_broken(void) {
+    struct outcome oc;
+    struct rusage ru;
+    int done = 1;
+    kill_and_reap_all(-1, &oc, &done, &ru, NULL);
+    zygote.unusable = 1;
+}
+
+/* In the zygote's process, between fork and exec: a run's, but with the
+ * zygote's filter and its socket and ruleset on ZYGOTE_SOCKET_FD and
+ * ZYGOTE_RULESET_FD. */
+static void zygote_child(const struct request *rq, int ruleset, int sock) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(127);
+    prctl(PR_SET_DUMPABLE, 1);
+    struct rlimit none_at_all = {0, 0};
+    if (write_oom_score_adj("1000") < 0 || setrlimit(RLIMIT_CORE, &none_at_all) < 0 ||
+        setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0 || become_run_user() < 0 ||
+        chdir(rq->workdir) < 0)
+        _exit(127);
+    umask(022);
+    int s = fcntl(sock, F_DUPFD, 10), r = fcntl(ruleset, F_DUPFD, 10);
+    if (s < 0 || r < 0 || dup2(s, ZYGOTE_SOCKET_FD) < 0 || dup2(r, ZYGOTE_RULESET_FD) < 0 ||
+        syscall(SYS_close_range, ZYGOTE_RULESET_FD + 1, ~0U, 0) < 0)
+        _exit(127);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        syscall(__NR_landlock_restrict_self, ZYGOTE_RULESET_FD, 0) < 0 ||
+        install_filter(KIND_ZYGOTE) < 0)
+        _exit(127);
+    char *argv[MAX_ARGS + 2] = {"judge-python-zygote"};
+    for (int i = 0; rq->argv[i]; i++) argv[i + 1] = rq->argv[i];
+    execve(ZYGOTE_PATH, argv, rq->envp);
+    _exit(127);
+}
+
+/* The zygote, started with `rq`'s argv and environment; -1 when it could not be. */
+static int start_zygote(const struct request *rq, int ruleset) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) zygote_child(rq, ruleset, sv[1]);
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        return -1;
+    }
+    zygote.pid = pid;
+    zygote.sock = sv[0];
+    int32_t ready;
+    if (zygote_answer(&ready) < 0 || ready != ZYGOTE_READY) {
+        zygote_broken();
+        return -1;
+    }
+    zygote.key_len = zygote_key(rq, zygote.key, sizeof zygote.key);
+    zygote.argc = argc_of(rq->argv);
+    zygote.nenv = rq->nenv;
+    return 0;
+}
+
+/* Whether the zygote serves `rq` (starting it for the job's first such case). */
+static int zygote_serves(const struct request *rq, int ruleset) {
+    if (!rq->zygote || zygote.unusable || landlock_abi < ZYGOTE_MIN_LANDLOCK || ruleset < 0)
+        return 0;
+    if (zygote.pid < 0) return start_zygote(rq, ruleset) == 0;
+    static char key[MAX_REQUEST];
+    size_t len = zygote_key(rq, key, sizeof key);
+    return len > 0 && len == zygote.key_len && argc_of(rq->argv) == zygote.argc &&
+           rq->nenv == zygote.nenv && memcmp(key, zygote.key, len) == 0;
+}
+
+/* The case's process, forked by the zygote with these descriptors and
+ * `rq`'s limits, rules and filter, and adopted by this run init: its pid,
+ * or -1 (the caller ends the zygote). */
+static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int err_fd,
+                          int report_fd) {
+    static struct spawn sp;
+    memset(&sp, 0, sizeof sp);
+    sp.magic = SPAWN_MAGIC;
+    run_limits(rq, sp.limits);
+    if (snprintf(sp.workdir, sizeof sp.workdir, "%s", rq->workdir) >= (int)sizeof sp.workdir)
+        return -1;
+    sp.filter_len = (uint32_t)build_filter(KIND_CASE, sp.filter);
+    int fds[SPAWN_FDS] = {in_fd, out_fd, err_fd, report_fd};
+    char control[CMSG_SPACE(sizeof fds)];
+    memset(control, 0, sizeof control);
+    struct iovec iov = {&sp, sizeof sp};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                         .msg_controllen = sizeof control};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(c), fds, sizeof fds);
+    int32_t pid;
+    if (sendmsg(zygote.sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof sp || zygote_answer(&pid) < 0 ||
+        pid <= 1)
+        return -1;
+    return pid;
+}
+
+/* Whether any process but this run init and the zygote is in the namespace. */
+static int others_than_zygote(void) {
+    DIR *proc = opendir(proc_dir);
+    if (!proc) return 1;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(proc)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        found = *end == '\0' && e->d_name[0] != '\0' && pid != 1 && pid != zygote.pid;
+    }
+    closedir(proc);
+    return found;
+}
+
+/* The end of a case from the zygote: its process (which can start no
+ * other: threads only) killed and reaped. Anything else of the namespace's
+ * but the zygote ends the zygote and everything with it. */
+static void end_zygote_case(pid_t pid, struct outcome *oc, int *main_done, struct rusage *main_ru) {
+    kill(pid, SIGKILL);
+    while (!*main_done) {
+        int status;
+        struct rusage ru;
+        pid_t reaped = wait4(pid, &status, __WALL, &ru);
+        if (reaped < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (is_end(status)) {
+            *main_done = 1;
+            record_end(oc, status, &ru, main_ru);
+        }
+    }
+    int status;
+    struct rusage ru;
+    pid_t reaped;
+    while ((reaped = wait4(-1, &status, WNOHANG | __WALL, &ru)) > 0) reaped_other(reaped, &ru);
+    if (others_than_zygote()) {
+        kill_and_reap_all(pid, oc, main_done, main_ru, NULL);
+        zygote.unusable = 1;
+    }
+}
+
 static int run(const struct request *rq, int ruleset, struct outcome *oc, int out_fd, int err_fd,
                char *error, size_t error_len) {
     memset(oc, 0, sizeof *oc);
@@ -1335,6 +1594,9 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
         snprintf(error, error_len, "populate: %s", strerror(errno));
         return -1;
     }
+    /* Started (at the job's first such case) before anything of this run's
+     * exists: it holds nothing of it. */
+    int from_zygote = zygote_serves(rq, ruleset);
     int in_fd, run_out = -1; /* our copy of the run's stdout, when it is a pipe */
     struct relay relay = {.pid = -1, .done = 1};
     /* The reader opens first: the writer opens once the FIFOs have met, so
@@ -1365,12 +1627,24 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
     long long oom_before = read_oom_kills();
     struct rusage children_before, children_after, main_ru;
     getrusage(RUSAGE_CHILDREN, &children_before);
+    zygote_ended_cpu_us = 0;
     memset(&main_ru, 0, sizeof main_ru);
 
     long long start = monotonic_us();
-    pid_t pid = fork();
-    if (pid < 0) die("fork");
-    if (pid == 0) exec_child(rq, ruleset, in_fd, out_fd, err_fd, report[1]);
+    pid_t pid = -1;
+    if (from_zygote && (pid = zygote_spawn(rq, in_fd, out_fd, err_fd, report[1])) < 0) {
+        /* What that ended is not this run's: it starts again, exec'd. */
+        zygote_broken();
+        from_zygote = 0;
+        getrusage(RUSAGE_CHILDREN, &children_before);
+        zygote_ended_cpu_us = 0;
+        start = monotonic_us();
+    }
+    if (!from_zygote) {
+        pid = fork();
+        if (pid < 0) die("fork");
+        if (pid == 0) exec_child(rq, ruleset, in_fd, out_fd, err_fd, report[1]);
+    }
     close(report[1]);
     close(in_fd);
     /* The run (and the relay) hold the only copies now: their end is the
@@ -1408,6 +1682,8 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
                 record_end(oc, status, &ru, &main_ru);
             } else if (reaped == relay.pid && !relay.done) {
                 relay_ended(&relay, status, &ru);
+            } else {
+                reaped_other(reaped, &ru);
             }
         }
         if (relay.over) {
@@ -1464,14 +1740,16 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
     /* Words still on their way at the bound: the conversation did not end
      * within it (and what is left uncounted may be over the limit). */
     if (main_done && !relay.done) oc->wall_timeout = 1;
-    kill_and_reap_all(pid, oc, &main_done, &main_ru, &relay);
+    if (from_zygote) end_zygote_case(pid, oc, &main_done, &main_ru);
+    else kill_and_reap_all(pid, oc, &main_done, &main_ru, &relay);
+    oc->from_zygote = from_zygote;
     if (clock.fd >= 0) close(clock.fd);
     oc->out_over |= relay.over;
     if (status_fd >= 0) close(status_fd);
     oc->wall_us = ended - start;
     getrusage(RUSAGE_CHILDREN, &children_after);
     oc->cpu_us = rusage_cpu_us(&children_after) - rusage_cpu_us(&children_before) -
-                 (relay.pid > 0 ? rusage_cpu_us(&relay.ru) : 0);
+                 (relay.pid > 0 ? rusage_cpu_us(&relay.ru) : 0) - zygote_ended_cpu_us;
     oc->maxrss_kb = main_ru.ru_maxrss > peak_held ? main_ru.ru_maxrss : peak_held;
     long long oom_after = read_oom_kills();
     oc->oom_kills = (oom_before >= 0 && oom_after >= 0) ? oom_after - oom_before : 0;
@@ -1676,11 +1954,11 @@ static int serve_run(const struct request *rq, int ruleset) {
              "ok=%d\nerror=%s\nexited=%d\nexit_code=%d\nsignal=%d\nwall_timeout=%d\n"
              "cpu_timeout=%d\nmem_exceeded=%d\ncpu_us=%lld\nwall_us=%lld\nmaxrss_kb=%lld\n"
              "oom_kills=%lld\nout_size=%lld\nerr_size=%lld\nout_len=%lld\nerr_len=%lld\n"
-             "tail_len=%lld\nart_status=%s\nart_len=%lld\nlandlock=%d\nprotocol=%d\n",
+             "tail_len=%lld\nart_status=%s\nart_len=%lld\nlandlock=%d\nzygote=%d\nprotocol=%d\n",
              failed ? 0 : 1, error, oc.exited, oc.exit_code, oc.signal, oc.wall_timeout,
              oc.cpu_timeout, oc.mem_exceeded, oc.cpu_us, oc.wall_us, oc.maxrss_kb, oc.oom_kills,
              out_size, err_size, out_len, err_len, tail_len, art_status, art_len, landlock_abi,
-             PROTOCOL_VERSION);
+             oc.from_zygote, PROTOCOL_VERSION);
     if (send_header(header) < 0 || send_file_part(out_fd, 0, out_len) < 0 ||
         send_file_part(err_fd, 0, err_len) < 0 ||
         send_file_part(err_fd, err_size - tail_len, tail_len) < 0 ||

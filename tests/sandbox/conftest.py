@@ -70,8 +70,9 @@ def other_job(sandbox, tmp_path_factory):
 
 def assert_nothing_left_running(client, root: pathlib.Path):
     """Every sandbox container runs its supervisor, the run init of its job
-    and the one made for the next (supervisor.c), and nothing else: nothing
-    of any run."""
+    and the one made for the next (supervisor.c), and, below a run init, at
+    most the job's Python zygote (python_zygote.c), and nothing else:
+    nothing of any run."""
     for container in _containers_of(client, root):
         try:
             container.reload()
@@ -85,14 +86,26 @@ def assert_nothing_left_running(client, root: pathlib.Path):
                 continue
             raise
         # UID PID PPID ... CMD, host pids: PID 1 (its parent is the engine's,
-        # outside the container), and at most two children of its own, the
-        # supervisor's image too.
+        # outside the container), at most two children of its own, the
+        # supervisor's image too, and a zygote below one of them.
         pids = {process[1] for process in processes}
         inits = [process for process in processes if process[2] not in pids]
-        others = [process for process in processes if process[2] in pids]
-        assert len(inits) == 1 and len(others) <= 2 and all(
-            process[2] == inits[0][1] and process[-1] == inits[0][-1]
-            for process in others), f'{container.name} still runs {processes}'
+        assert len(inits) == 1, f'{container.name} runs {processes}'
+        supervisor = inits[0]
+        run_inits = [process for process in processes if process[2] == supervisor[1]]
+        below = [
+            process for process in processes
+            if process is not supervisor and process[2] != supervisor[1]
+        ]
+        assert len(run_inits) <= 2 and all(
+            process[-1] == supervisor[-1]
+            for process in run_inits), (f'{container.name} still runs {processes}')
+        parents = [process[2] for process in below]
+        assert len(set(parents)) == len(parents) and all(
+            process[-1].startswith('judge-python-zygote ')
+            and process[2] in {run_init[1]
+                               for run_init in run_inits}
+            for process in below), f'{container.name} still runs {processes}'
 
 
 @contextlib.contextmanager

@@ -30,6 +30,7 @@ GOOD = {
     'art_status': 'none',
     'art_len': '0',
     'landlock': '7',
+    'zygote': '0',
     'protocol': str(PROTOCOL_VERSION),
 }
 
