@@ -5,8 +5,9 @@
 - `docker_sandbox.py`: that interface on Docker, a facade over the rest:
   - `pool.py` the containers (one record each) and their spares;
     `container.py` one container and its supervisor; `protocol.py` the
-    supervisor's wire format; `images/` the images and the supervisor
-    (`supervisor.c`) that runs inside each container; `image_copy.py` the
+    supervisor's wire format; `images/` the images, the supervisor
+    (`supervisor.c`) that runs inside each container and the Python zygote
+    (`python_zygote.c`) a job's Python cases are forked from; `image_copy.py` the
     image's copy in memory that runs are rooted in (`page_cache.py`: the
     warm-up of an image without one);
   - `engine.py` the run engine: a run on a core in a container from the

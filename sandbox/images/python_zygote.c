@@ -28,8 +28,14 @@
  * any run, and kills it. The zygote answers with the case's pid once that
  * child is reaped (so the case is the run init's child by then), or -1.
  *
+ * The zygote runs as a uid of its own (supervisor.c, become_zygote), with
+ * the capabilities to switch uid alone: a case can then reach it by no call
+ * that checks only the uid (setpriority, prlimit, sched_setaffinity), which
+ * would reach every later case through it.
+ *
  * The case's process, before anything of the submission runs: its
- * descriptors, the run's limits, a new session, its working folder, a
+ * descriptors, the run's limits, the run's uid without any capability, a
+ * new session, its working folder, a
  * Landlock domain nested in the zygote's (descriptor 4: the same rules;
  * Landlock's scope keeps it from signalling anything outside its own
  * domain, the zygote included), every other descriptor closed, and the
@@ -43,6 +49,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -76,6 +84,17 @@ static void become_case(const struct spawn *rq, const int fds[SPAWN_FDS]) {
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0) fail();
     if (spawn_apply_limits(rq->limits) < 0) fail();
+    /* The run's uid, with no capability left (the zygote's two, to switch
+     * uid, are not kept: permitted, effective, inheritable and ambient
+     * emptied), and dumpable again as after an exec. */
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none_at_all[2] = {{0, 0, 0}, {0, 0, 0}};
+    gid_t gid = (gid_t)rq->uid;
+    if (rq->uid == 0 || setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+        setresuid(rq->uid, rq->uid, rq->uid) < 0 || syscall(SYS_capset, &header, none_at_all) < 0 ||
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ||
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+        fail();
     if (chdir(rq->workdir) < 0) fail();
     umask(022);
     if (syscall(__NR_landlock_restrict_self, ZYGOTE_RULESET_FD, 0) < 0) fail();

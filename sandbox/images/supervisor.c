@@ -84,6 +84,13 @@
  *   third FIFO carries the interactor's CPU time to the program's run init,
  *   which extends the program's wall bound by it (the program waits while
  *   the interactor thinks, and only then).
+ * - A job's Python cases may be forked from an interpreter started once for
+ *   the job, the Python zygote (python_zygote.c; start_zygote says when and
+ *   how): a case's process is then the run init's child as an exec'd one
+ *   is, with the same limits, Landlock rules (in a domain nested in the
+ *   zygote's, so it cannot signal it) and seccomp filter, measured and
+ *   ended the same way, but for the kill: only its process (it can start no
+ *   other), since the zygote serves the job's next case.
  * - Before any run, the host has every file of the image read once (a warm
  *   request, in a container of its own) when the image has no copy in
  *   memory: a read of a run then never changes what the host's page cache
@@ -138,6 +145,8 @@
 
 #define PROTOCOL_VERSION 9
 #define SUPERVISOR_UID 61001
+/* The Python zygote's (start_zygote): neither PID 1's nor any run's. */
+#define ZYGOTE_UID 61002
 /* The host gives each container a run uid of its own in this range. */
 #define MIN_RUN_UID 100000
 #define MAX_RUN_UID 0x7fffffff
@@ -1448,9 +1457,30 @@ static void zygote_broken(void) {
     zygote.unusable = 1;
 }
 
-/* In the zygote's process, between fork and exec: a run's, but with the
- * zygote's filter and its socket and ruleset on ZYGOTE_SOCKET_FD and
- * ZYGOTE_RULESET_FD. */
+/* ZYGOTE_UID with CAP_SETUID and CAP_SETGID alone, kept across its exec
+ * (ambient, its bounding set nothing more): its children become the run's
+ * uid and drop both before anything of the submission runs. A uid apart
+ * from the runs': prlimit, setpriority, sched_setaffinity and ioprio_set
+ * check only the uid, and a case that reached the zygote so (its nice
+ * value, its limits) would reach every later case of the job. */
+static int become_zygote(void) {
+    const uint32_t keep = (1u << CAP_SETUID) | (1u << CAP_SETGID);
+    for (size_t i = 0; i < N_CAPS; i++)
+        if (!(keep & (1u << supervisor_caps[i])) &&
+            prctl(PR_CAPBSET_DROP, supervisor_caps[i], 0, 0, 0) < 0)
+            return -1;
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] = {{keep, keep, keep}, {0, 0, 0}};
+    if (become(ZYGOTE_UID) < 0 || syscall(SYS_capset, &header, data) < 0 ||
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETUID, 0, 0) < 0 ||
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETGID, 0, 0) < 0)
+        return -1;
+    return 0;
+}
+
+/* In the zygote's process, between fork and exec: a run's, but as
+ * ZYGOTE_UID (become_zygote), with the zygote's filter and its socket and
+ * ruleset on ZYGOTE_SOCKET_FD and ZYGOTE_RULESET_FD. */
 static void zygote_child(const struct request *rq, int ruleset, int sock) {
     sigset_t none;
     sigemptyset(&none);
@@ -1461,7 +1491,7 @@ static void zygote_child(const struct request *rq, int ruleset, int sock) {
     prctl(PR_SET_DUMPABLE, 1);
     struct rlimit none_at_all = {0, 0};
     if (write_oom_score_adj("1000") < 0 || setrlimit(RLIMIT_CORE, &none_at_all) < 0 ||
-        setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0 || become_run_user() < 0 ||
+        setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0 || become_zygote() < 0 ||
         chdir(rq->workdir) < 0)
         _exit(127);
     umask(022);
@@ -1522,6 +1552,7 @@ static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int e
     static struct spawn sp;
     memset(&sp, 0, sizeof sp);
     sp.magic = SPAWN_MAGIC;
+    sp.uid = run_uid;
     run_limits(rq, sp.limits);
     if (snprintf(sp.workdir, sizeof sp.workdir, "%s", rq->workdir) >= (int)sizeof sp.workdir)
         return -1;

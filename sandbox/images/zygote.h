@@ -36,7 +36,9 @@ struct spawn_limit {
 
 struct spawn {
     uint32_t magic;
+    uint32_t uid; /* the run's: the case's process becomes it, and drops every capability */
     uint32_t filter_len;
+    uint32_t unused;
     struct spawn_limit limits[SPAWN_LIMITS];
     char workdir[64];
     struct sock_filter filter[SPAWN_MAX_FILTER];

@@ -1,0 +1,183 @@
+"""The Python zygote (sandbox/images/python_zygote.c): a job's Python cases
+are forked from an interpreter started once for the job. A case must see
+what `python3 main.py` shows it, and nothing a case does may reach the
+zygote, a later case or a rerun through it."""
+import dataclasses
+import json
+import os
+import signal
+from typing import Iterator
+
+import pytest
+
+from sandbox.container import SandboxContainer
+from sandbox.languages import Language
+from sandbox.protocol import RunRequest, RunResponse
+from sandbox.run_requests import case_request
+from sandbox.settings import ContainerLimits, SandboxSettings
+from sandbox.verdict import Limits
+
+pytestmark = pytest.mark.docker
+
+LIMITS = ContainerLimits(memory_bytes=512 << 20,
+                         pids=64,
+                         work_tmpfs_bytes=16 << 20,
+                         tmp_tmpfs_bytes=1 << 20,
+                         cpus=1.0)
+REQUEST = case_request(Language.PYTHON.toolchain,
+                       Limits(time_ms=5000, memory_kb=262144, output_bytes=1 << 20, tle_margin=1.0),
+                       SandboxSettings(root='/nonexistent'))
+EXEC_D = dataclasses.replace(REQUEST, zygote=False)
+
+# What a program can see of its interpreter, as JSON (nothing that differs
+# from one process to the next: no pid, no hash).
+PROBE = r'''
+import json, os, sys
+import helper
+def stream(s):
+    return [s.encoding, s.errors, s.line_buffering, s.write_through, s.isatty(), s.fileno(),
+            type(s.buffer).__name__, getattr(s.buffer, "raw", s.buffer).__class__.__name__]
+print(json.dumps({
+    "argv": sys.argv, "file": __file__, "name": __name__, "path": sys.path,
+    "executable": sys.executable, "orig_argv": sys.orig_argv, "flags": list(sys.flags),
+    "prefix": [sys.prefix, sys.exec_prefix, sys.base_prefix], "cwd": os.getcwd(),
+    "ppid": os.getppid(), "modules": sorted(sys.modules), "recursion": sys.getrecursionlimit(),
+    "streams": [stream(sys.stdin), stream(sys.stdout), stream(sys.stderr)],
+    "input": sys.stdin.read(), "helper": helper.VALUE, "umask": os.umask(0o22),
+    "builtins": sorted(dir(__builtins__)), "env": dict(os.environ), "warnings": sys.warnoptions,
+    "limits": [__import__("resource").getrlimit(r) for r in range(16)],
+}, sort_keys=True))
+'''
+
+ENDINGS = {
+    'traceback':
+    'def f():\n    return 1 / 0\nprint("before")\nf()\n',
+    'exit code':
+    'import sys\nprint("out", end="")\nsys.exit(3)\n',
+    'exit message':
+    'exit("bye")\n',
+    'os exit':
+    'import os\nprint("lost")\nos._exit(5)\n',
+    'at exit': ('import atexit, threading, time\n'
+                'class A:\n    def __del__(self):\n        print("del")\n'
+                'a = A()\natexit.register(print, "atexit")\n'
+                'threading.Thread(target=lambda: (time.sleep(0.05), print("thread"))).start()\n'
+                'print("main")\n'),
+    'input past the end':
+    'print(input())\nprint(input())\n',
+    'syntax error at run':
+    'x = 1\neval("(")\n',
+    'kill itself':
+    'import os, signal\nprint("x", flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n',
+    'recursion':
+    'import sys\ndef f(n):\n    return f(n + 1)\nf(0)\n',
+}
+
+
+@pytest.fixture
+def container(docker_client, tmp_path) -> Iterator[SandboxContainer]:
+    made = SandboxContainer(docker_client, 'oj-sandbox:latest', tmp_path / 'boxes', LIMITS,
+                            {'oj-runner.root': str(tmp_path)})
+    try:
+        made.start()
+        yield made
+    finally:
+        made.destroy()
+
+
+def staged(container: SandboxContainer, tmp_path, source: str, **files: str) -> None:
+    src = tmp_path / 'src'
+    src.mkdir(exist_ok=True)
+    (src / 'main.py').write_text(source)
+    for name, text in files.items():
+        (src / name).write_text(text)
+    container.stage(src)
+
+
+def run(container: SandboxContainer, tmp_path, request: RunRequest, stdin: str = '') -> RunResponse:
+    (tmp_path / 'in').write_text(stdin)
+    return container.run(request, tmp_path / 'in')
+
+
+def seen(answer: RunResponse):
+    return answer.exit_code, answer.signal, answer.stdout, answer.stderr
+
+
+def test_a_case_from_the_zygote_sees_what_python3_shows_it(container, tmp_path):
+    staged(container, tmp_path, PROBE, **{'helper.py': 'VALUE = 42\n'})
+    forked = [run(container, tmp_path, REQUEST, f'line {n}\n') for n in range(2)]
+    exec_d = run(container, tmp_path, EXEC_D, 'line 1\n')
+    assert [answer.from_zygote for answer in forked] == [True, True]
+    assert not exec_d.from_zygote
+    assert seen(forked[1]) == seen(exec_d), (forked[1].stderr, exec_d.stderr)
+    assert json.loads(forked[0].stdout)['input'] == 'line 0\n'
+
+
+@pytest.mark.parametrize('ending', sorted(ENDINGS))
+def test_a_program_ends_from_the_zygote_as_under_python3(container, tmp_path, ending):
+    staged(container, tmp_path, ENDINGS[ending])
+    forked = run(container, tmp_path, REQUEST, 'only line\n')
+    exec_d = run(container, tmp_path, EXEC_D, 'only line\n')
+    assert forked.from_zygote and not exec_d.from_zygote
+    assert seen(forked) == seen(exec_d)
+
+
+# A case that tries every way to reach another process of its job (each
+# kill's outcome, by pid), then leaves what it can in its interpreter; the
+# next case says what it finds.
+REACH = r'''
+import builtins, json, os, signal, sys
+print(json.dumps({"clean": not hasattr(builtins, "left"), "hash": hash("seed")}))
+reached = []
+for pid in range(1, 400):
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        try:
+            if pid != os.getpid():
+                os.kill(pid, sig)
+                reached.append(pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+print(json.dumps(sorted(set(reached))))
+builtins.left = True
+sys.modules["json"].dumps = None
+'''
+
+
+def test_nothing_a_case_does_reaches_the_zygote_or_the_next_case(container, tmp_path):
+    staged(container, tmp_path, REACH)
+    first = run(container, tmp_path, REQUEST)
+    second = run(container, tmp_path, REQUEST)
+    assert first.from_zygote and second.from_zygote, (first, second)
+    for answer in (first, second):
+        found, reached = answer.stdout.decode().splitlines()
+        assert reached == '[]', answer  # every other process refused its signals
+        assert json.loads(found)['clean'], answer
+    assert json.loads(first.stdout.splitlines()[0])['hash'] == json.loads(
+        second.stdout.splitlines()[0])['hash']  # the same zygote
+    rerun = run(container, tmp_path, dataclasses.replace(REQUEST, fresh=True))
+    assert rerun.from_zygote
+    # A rerun's interpreter is new: its hash seed is its own.
+    assert json.loads(rerun.stdout.splitlines()[0])['hash'] != json.loads(
+        first.stdout.splitlines()[0])['hash']
+
+
+def test_without_its_zygote_a_job_runs_exec_d(container, tmp_path):
+    staged(container, tmp_path, 'print(sum(map(int, input().split())))\n')
+    assert run(container, tmp_path, REQUEST, '1 2\n').from_zygote
+    zygotes = [
+        int(process[1]) for process in container._container.top()['Processes']
+        if process[-1].startswith('judge-python-zygote ')
+    ]
+    assert len(zygotes) == 1
+    os.kill(zygotes[0], signal.SIGKILL)
+    after = [run(container, tmp_path, REQUEST, f'{n} 2\n') for n in range(2)]
+    assert [(answer.from_zygote, answer.stdout, answer.exit_code)
+            for answer in after] == [(False, b'2\n', 0), (False, b'3\n', 0)]
+
+
+def test_a_case_of_another_environment_is_exec_d(container, tmp_path):
+    staged(container, tmp_path, 'import os\nprint(os.environ.get("EXTRA"))\n')
+    assert run(container, tmp_path, REQUEST).stdout == b'None\n'
+    other = dataclasses.replace(REQUEST, env=REQUEST.env + (('EXTRA', 'x'), ))
+    answer = run(container, tmp_path, other)
+    assert (answer.from_zygote, answer.stdout) == (False, b'x\n')
