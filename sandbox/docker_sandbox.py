@@ -85,7 +85,8 @@ class DockerSandbox:
             on_created=on_created)
         self._engine = RunEngine(self._pool,
                                  threading.BoundedSemaphore(settings.max_parallel_runs),
-                                 max_pairs=settings.max_containers // 2)
+                                 max_pairs=settings.max_containers // 2,
+                                 core_count=settings.max_parallel_runs)
         # Shared by every runner on this root: a hidden name, which the
         # removal of dead instances' folders passes over.
         cache = (CompileCache(self._root / '.compile-cache', settings.compile_cache_bytes)

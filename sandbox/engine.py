@@ -8,6 +8,14 @@ so that a run waiting for one holds no container (those not running stay in
 the pool for other jobs to take over), unless getting a container needs the
 engine (a new one) or a wait: that happens with no core held, so no core
 waits on the engine.
+
+Before its core, a run of a job that has a run already under way waits for
+that run to end when the cores are spoken for (as many runs admitted as
+there are cores): its job's cases then follow one another in the job's
+container, which holds the job's files and, for Python, the interpreter
+its cases are forked from, rather than each take a container of its own
+(staged, later reset, an interpreter started in it) while other jobs wait
+for the cores anyway. With a core to spare, they run at once.
 """
 import contextlib
 import dataclasses
@@ -45,16 +53,19 @@ def stager(folder: pathlib.Path) -> Stage:
 
 class RunEngine:
 
-    def __init__(self, pool, cores, max_pairs: int):
+    def __init__(self, pool, cores, max_pairs: int, core_count: int):
         """`pool`: a SandboxPool; `cores`: a semaphore of the host's cores for
-        runs (acquire, release); `max_pairs`: interactive pairs at once, at
-        most half the pool, so that pairs holding one container while they
-        wait for their second never hold them all (every wait ends)."""
+        runs (acquire, release), `core_count` of them; `max_pairs`:
+        interactive pairs at once, at most half the pool, so that pairs
+        holding one container while they wait for their second never hold
+        them all (every wait ends)."""
         self._pool = pool
         self._cores = cores
+        self._core_count = core_count
         self._pairs = threading.BoundedSemaphore(max(1, max_pairs))
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._running = 0  # runs holding a core (not those waiting for one)
+        self._admitted: Dict[str, int] = {}  # runs of a job past their turn, by job key
         self._warned_landlock = False
         self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
 
@@ -114,6 +125,28 @@ class RunEngine:
             files: Files = None) -> T:
         """One run of `request` in a container of `want`, `finish`ed there (a
         compile leaves its program in the container it ran in)."""
+        with self._turn(want.job_key):
+            return self._run(want, request, stdin, finish, files)
+
+    @contextlib.contextmanager
+    def _turn(self, job_key: str) -> Iterator[None]:
+        """Around a run of `job_key`: its turn (see the module's docstring).
+        Every admitted run ends (a run is bounded), so every wait ends."""
+        with self._lock:
+            self._lock.wait_for(lambda: not self._admitted.get(job_key) or sum(
+                self._admitted.values()) < self._core_count)
+            self._admitted[job_key] = self._admitted.get(job_key, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self._admitted.pop(job_key) - 1
+                if left:
+                    self._admitted[job_key] = left
+                self._lock.notify_all()
+
+    def _run(self, want: Want, request: RunRequest, stdin: Optional[pathlib.Path],
+             finish: Callable[[RunResponse, SandboxContainer], T], files: Files) -> T:
         self._check_cancelled([want])
         container, = self._containers_and_core([want])
         self._unless_cancelled_meanwhile([want], [container])

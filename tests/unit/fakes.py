@@ -101,7 +101,7 @@ class ScriptedEngine(RunEngine):
     (RunResponse), or raise what it returns; its retry is the real one."""
 
     def __init__(self, answer):
-        super().__init__(pool=None, cores=threading.BoundedSemaphore(1), max_pairs=1)
+        super().__init__(pool=None, cores=threading.BoundedSemaphore(1), max_pairs=1, core_count=1)
         self.answer = answer
         self.asked = []  # (job key, request)
 

@@ -57,7 +57,7 @@ WANTS = tuple(Want(key, 'image', lambda container: None) for key in ('j', 'j/int
 def engine_with(ready, make=Container):
     cores = Cores()
     pool = Pool(cores, ready, make)
-    return RunEngine(pool, cores, max_pairs=1), cores, pool
+    return RunEngine(pool, cores, max_pairs=1, core_count=1), cores, pool
 
 
 def pair(engine):

@@ -63,7 +63,7 @@ class Pool:
 def attempt(ready):
     cores = Cores()
     pool = Pool(cores, ready)
-    engine = RunEngine(pool, cores, max_pairs=1)
+    engine = RunEngine(pool, cores, max_pairs=1, core_count=1)
     finished = []
     engine.run(Want('k', 'img', lambda container: None), REQUEST, None,
                lambda run, container: finished.append(cores.held))

@@ -1,0 +1,144 @@
+"""A run of a job with a run under way waits for it while the cores are
+spoken for, so that a job's cases follow one another in its container; with
+a core to spare it runs at once (sandbox/engine.py)."""
+import queue
+import threading
+
+import pytest
+
+from sandbox.engine import RunEngine, Want
+from sandbox.faults import Cancelled
+from tests.unit.fakes import CASE_REQUEST, ended_run
+
+WAIT_SEC = 10
+
+
+class Container:
+    name = 'fake'
+    broken = False
+
+    def __init__(self, key, started, proceed):
+        self.key, self._started, self._proceed = key, started, proceed
+
+    def run(self, request, stdin, files=None):
+        self._started.put(self.key)
+        assert self._proceed[self.key].wait(WAIT_SEC)
+        return ended_run()
+
+
+class Pool:
+    """A container for every acquire: its runs report their start, then wait
+    for their job's event."""
+
+    def __init__(self):
+        self.started: 'queue.Queue[str]' = queue.Queue()
+        self.proceed = {}
+
+    def acquire(self, job_key, image, stage, engine_work=True):
+        self.proceed.setdefault(job_key, threading.Event())
+        return Container(job_key, self.started, self.proceed)
+
+    def give_back(self, container, broken=False):
+        pass
+
+    def abort_runs(self, job_key):
+        self.proceed[job_key].set()
+
+
+class Cores:
+    """The host's cores, telling which job's run asks for one (each run's
+    thread is named after its job)."""
+
+    def __init__(self, count):
+        self._slots = threading.BoundedSemaphore(count)
+        self.asked: 'queue.Queue[str]' = queue.Queue()
+
+    def acquire(self):
+        self.asked.put(threading.current_thread().name)
+        self._slots.acquire()
+
+    def release(self):
+        self._slots.release()
+
+
+class Engine:
+
+    def __init__(self, cores):
+        self.pool = Pool()
+        self.cores = Cores(cores)
+        self.engine = RunEngine(self.pool, self.cores, max_pairs=1, core_count=cores)
+        self.outcomes: 'queue.Queue[object]' = queue.Queue()
+
+    def run(self, key):
+        """A run of `key` on a thread of its own; its outcome is queued."""
+
+        def one():
+            try:
+                self.outcomes.put(
+                    self.engine.run(Want(key, 'image', lambda container: None), CASE_REQUEST, None,
+                                    lambda run, container: key))
+            except Cancelled as exc:
+                self.outcomes.put(exc)
+
+        threading.Thread(target=one, name=key, daemon=True).start()
+
+    def asked_for_a_core(self):
+        return self.cores.asked.get(timeout=WAIT_SEC)
+
+    def asks_for_no_core(self):
+        with pytest.raises(queue.Empty):
+            self.cores.asked.get(timeout=0.3)
+
+    def started(self, timeout=WAIT_SEC):
+        return self.pool.started.get(timeout=timeout)
+
+    def nothing_started(self):
+        with pytest.raises(queue.Empty):
+            self.pool.started.get(timeout=0.3)
+
+    def end(self, key):
+        self.pool.proceed[key].set()
+        self.pool.proceed[key] = threading.Event()  # the job's next run waits again
+        assert self.outcomes.get(timeout=WAIT_SEC) == key
+
+
+def test_a_jobs_run_waits_for_its_run_under_way_while_the_cores_are_spoken_for():
+    two = Engine(cores=2)
+    for key in ('a', 'b'):
+        two.run(key)
+        assert two.asked_for_a_core() == key and two.started() == key
+    two.run('a')
+    # Both cores spoken for and a's first run under way: a's second waits
+    # for it, asking for no core, while another job's run gets one.
+    two.asks_for_no_core()
+    two.run('c')
+    assert two.asked_for_a_core() == 'c'
+    two.end('b')
+    assert two.started() == 'c'
+    two.asks_for_no_core()
+    two.end('a')  # its turn
+    assert two.asked_for_a_core() == 'a' and two.started() == 'a'
+    two.end('c')
+    two.end('a')
+
+
+def test_with_a_core_to_spare_a_jobs_runs_run_at_once():
+    two = Engine(cores=2)
+    two.run('a')
+    assert two.started() == 'a'
+    two.run('a')
+    assert two.started() == 'a'
+    two.end('a')
+    two.end('a')
+
+
+def test_a_cancel_wakes_a_run_waiting_for_its_turn():
+    one = Engine(cores=1)
+    one.run('a')
+    assert one.asked_for_a_core() == 'a' and one.started() == 'a'
+    one.run('a')
+    one.asks_for_no_core()
+    one.engine.cancel(['a'])  # kills the run under way: its end wakes the waiter
+    outcomes = [one.outcomes.get(timeout=WAIT_SEC) for _ in range(2)]
+    assert sum(isinstance(outcome, Cancelled) for outcome in outcomes) >= 1, outcomes
+    one.nothing_started()
