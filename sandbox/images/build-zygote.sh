@@ -1,18 +1,18 @@
 #!/bin/sh
-# Builds the Python zygote (python_zygote.c) into $1: linked, as python3 is,
-# against the static library of the image's own Python, with the same
-# modules and flags, so that a case runs in the interpreter python3 is.
+# Installs the Python zygote (python_zygote.c): the extension module, and
+# the .pth file through which site has every python3 call its serve(),
+# which returns at once unless python3 was started as a zygote (supervisor.c,
+# start_zygote), into Debian's own site folder (zygote.h, ZYGOTE_HOOK).
 set -eu
-eval "$(python3 - <<'PY'
-import shlex
-import sysconfig
-v = sysconfig.get_config_var
-for name, value in (('library', f"{v('LIBPL')}/{v('LIBRARY')}"), ('include', v('INCLUDEPY')),
-                    ('libs', f"{v('MODLIBS')} {v('LIBS')} {v('SYSLIBS')}"),
-                    ('link', v('LINKFORSHARED'))):
-    print(f'{name}={shlex.quote(value)}')
-PY
-)"
 here="$(dirname "$0")"
-# shellcheck disable=SC2086 # the library lists are lists of words
-gcc -O2 -Wall -s -no-pie -I"$include" -I"$here" -o "$1" "$here/python_zygote.c" "$library" $libs $link
+site=/usr/lib/python3/dist-packages
+include="$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("INCLUDEPY"))')"
+suffix="$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+mkdir -p "$site"
+gcc -O2 -Wall -shared -fPIC -I"$include" -I"$here" -o "$site/_judge_zygote$suffix" \
+    "$here/python_zygote.c"
+echo "import _judge_zygote, sys; _judge_zygote.serve(); del sys.modules['_judge_zygote']" \
+    >"$site/judge_zygote.pth"
+# Taken by python3 as it is started for a case, and leaving nothing behind.
+python3 -c 'import sys; assert "_judge_zygote" not in sys.modules' >/dev/null
+python3 -c 'import _judge_zygote' >/dev/null

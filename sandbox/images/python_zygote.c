@@ -1,48 +1,46 @@
 /*
- * judge-python-zygote: a Python interpreter started once per job, from which
- * the job's cases are forked, each then running its script as `python3
- * main.py` would.
+ * _judge_zygote: the Python zygote, a job's `python3 main.py` paused in its
+ * start-up, from which the job's cases are forked.
  *
  * Why: a Python case's own work is often a few milliseconds, and starting
  * the interpreter (its runtime, its first modules, site) costs about ten
- * more, case after case. Here it is paid once per job. The interpreter is
- * the one `python3` is (the same static library, linked the same way), set
- * up by the same two calls python3's own main makes: Py_InitializeFromConfig
- * with the run's argv and environment, here, and Py_RunMain, in each case's
- * process after the fork. So a case sees what `python3 main.py` shows it:
- * sys.argv, sys.path (its first entry is computed when the script runs, as
- * python3 does), __main__, exit statuses, tracebacks, the streams on
- * descriptors 0 to 2 (never a terminal: same buffering), the finalisation.
- * What differs: the hash seed is the job's, not the case's, and the
- * interpreter's start is nobody's CPU time.
+ * more, case after case. Here most of it is paid once per job.
  *
- * It runs nothing of the submission's itself: the supervisor's run init
- * starts it as the run's uid, with the job's Landlock domain and a seccomp
- * filter that lets it fork and lets its children add their own filter and
- * Landlock domain (supervisor.c, start_zygote). Then, for each request on
- * descriptor 3 (a SOCK_SEQPACKET socket; the message is struct spawn, with
- * the case's stdin, stdout, stderr and a report pipe as SCM_RIGHTS), it
+ * How: the supervisor's run init starts the job's first Python case's own
+ * command, `python3 main.py`, with the case's environment plus
+ * JUDGE_ZYGOTE=1 (supervisor.c, start_zygote). The interpreter is the
+ * image's python3 itself: nothing is linked again, so a case runs exactly
+ * as fast as an exec'd one. While site processes its .pth files, the one
+ * this image adds (judge_zygote.pth) imports this module and calls serve():
+ * with the marker set and the zygote's socket on descriptor 3 it takes the
+ * marker out of the environment and serves requests (struct spawn, with the
+ * case's stdin, stdout, stderr and a report pipe as SCM_RIGHTS); anywhere
+ * else it returns at once and the run goes on as ever. For each request it
  * forks a child that forks the case's process and exits at once: the case's
  * process is an orphan, adopted by the run init (its namespace's init),
  * which waits for it and reads its CPU time and peak memory as it does for
  * any run, and kills it. The zygote answers with the case's pid once that
- * child is reaped (so the case is the run init's child by then), or -1.
+ * child is reaped, or -1. The case's process returns from serve(), and its
+ * start-up goes on where the zygote's stopped: the rest of site, then the
+ * script, its end and the interpreter's end, all python3's own. So a case
+ * sees what `python3 main.py` shows it, but for what the zygote shares with
+ * every case of its job: the hash seed and the addresses of what start-up
+ * made. The script is never read in the zygote.
  *
- * The zygote runs as a uid of its own (supervisor.c, become_zygote), with
- * the capabilities to switch uid alone: a case can then reach it by no call
- * that checks only the uid (setpriority, prlimit, sched_setaffinity), which
- * would reach every later case through it.
+ * The zygote runs as a uid of its own with the capabilities to switch uid
+ * and to empty the bounding set (supervisor.c, become_zygote): a case
+ * reaches it by no call that checks only the uid (setpriority, prlimit,
+ * sched_setaffinity), which would reach every later case through it.
  *
- * The case's process, before anything of the submission runs: its
- * descriptors, the run's limits, the run's uid without any capability, a
- * new session, its working folder, a
- * Landlock domain nested in the zygote's (descriptor 4: the same rules;
- * Landlock's scope keeps it from signalling anything outside its own
- * domain, the zygote included), every other descriptor closed, and the
- * run's seccomp filter (sent by the run init with each request), whose
- * rules are the case's: threads only, no further filter. A failure of any
- * step is written to the report pipe (an errno) before the process exits,
- * as a failed exec is.
+ * The case's process, before it returns: its descriptors, the run's limits,
+ * an empty bounding set, the run's uid without any capability, a new
+ * session, its working folder, a Landlock domain nested in the zygote's
+ * (descriptor 4: the same rules; Landlock's scope keeps it from signalling
+ * anything outside its own domain, the zygote included), the zygote's
+ * descriptors closed, and the run's seccomp filter (sent by the run init
+ * with each request), whose rules are the case's: threads only, no further
+ * filter. A failure of any step is written to the report pipe (an errno)
+ * before the process exits, as a failed exec is.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -74,7 +72,7 @@ static void fail(void) {
     _exit(127);
 }
 
-/* In the case's process: everything but the script, in exec_child's order. */
+/* In the case's process: all but the script, in exec_child's order. */
 static void become_case(const struct spawn *rq, const int fds[SPAWN_FDS]) {
     report_fd = fds[3];
     sigset_t none;
@@ -84,9 +82,11 @@ static void become_case(const struct spawn *rq, const int fds[SPAWN_FDS]) {
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0) fail();
     if (spawn_apply_limits(rq->limits) < 0) fail();
-    /* The run's uid, with no capability left (the zygote's two, to switch
-     * uid, are not kept: permitted, effective, inheritable and ambient
-     * emptied), and dumpable again as after an exec. */
+    /* The run's uid, with no capability, none to regain (the bounding set
+     * emptied, CAP_SETPCAP last), and dumpable again as after an exec. */
+    static const int zygote_caps[] = {CAP_SETUID, CAP_SETGID, CAP_SETPCAP};
+    for (size_t i = 0; i < sizeof zygote_caps / sizeof *zygote_caps; i++)
+        if (prctl(PR_CAPBSET_DROP, zygote_caps[i], 0, 0, 0) < 0) fail();
     struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct none_at_all[2] = {{0, 0, 0}, {0, 0, 0}};
     gid_t gid = (gid_t)rq->uid;
@@ -98,13 +98,13 @@ static void become_case(const struct spawn *rq, const int fds[SPAWN_FDS]) {
     if (chdir(rq->workdir) < 0) fail();
     umask(022);
     if (syscall(__NR_landlock_restrict_self, ZYGOTE_RULESET_FD, 0) < 0) fail();
-    /* The socket, the ruleset and the received copies: only 0 to 2 and
-     * the report pipe stay, and the pipe only until the filter is in. */
-    int keep = fcntl(report_fd, F_DUPFD_CLOEXEC, 3);
-    if (keep < 0 || (keep > 3 && syscall(SYS_close_range, 3, keep - 1, 0) < 0) ||
-        syscall(SYS_close_range, keep + 1, ~0U, 0) < 0)
-        fail();
-    report_fd = keep;
+    /* The zygote's socket and ruleset and the received copies are closed;
+     * the report pipe only once the filter is in. What else is open is
+     * python3's own (the .pth file site reads), which it closes as ever. */
+    close(ZYGOTE_SOCKET_FD);
+    close(ZYGOTE_RULESET_FD);
+    for (int i = 0; i < 3; i++)
+        if (fds[i] > 2) close(fds[i]);
     struct sock_fprog prog = {(unsigned short)rq->filter_len, (struct sock_filter *)rq->filter};
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) fail();
     close(report_fd);
@@ -114,6 +114,7 @@ static void become_case(const struct spawn *rq, const int fds[SPAWN_FDS]) {
 /* A request received: 0, else -1 (the conversation is over). */
 static int receive(struct spawn *rq, int fds[SPAWN_FDS]) {
     char control[CMSG_SPACE(sizeof(int) * SPAWN_FDS)];
+    memset(control, 0, sizeof control);
     struct iovec iov = {rq, sizeof *rq};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
                          .msg_controllen = sizeof control};
@@ -121,16 +122,19 @@ static int receive(struct spawn *rq, int fds[SPAWN_FDS]) {
     do {
         n = recvmsg(ZYGOTE_SOCKET_FD, &msg, MSG_CMSG_CLOEXEC);
     } while (n < 0 && errno == EINTR);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    if (n < 0) return -1;
     int got = 0;
-    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(0))
         got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    if (got > 0) memcpy(fds, CMSG_DATA(c), sizeof(int) * (got < SPAWN_FDS ? got : SPAWN_FDS));
-    int ok = n == (ssize_t)sizeof *rq && got == SPAWN_FDS && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
-             rq->magic == SPAWN_MAGIC && rq->filter_len > 0 && rq->filter_len <= SPAWN_MAX_FILTER &&
+    if (got > SPAWN_FDS) got = SPAWN_FDS;
+    if (got > 0) memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)got);
+    int ok = n == (ssize_t)sizeof *rq && got == SPAWN_FDS &&
+             !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && rq->magic == SPAWN_MAGIC &&
+             rq->filter_len > 0 && rq->filter_len <= SPAWN_MAX_FILTER &&
              memchr(rq->workdir, '\0', sizeof rq->workdir) != NULL;
     if (!ok) {
-        for (int i = 0; i < got && i < SPAWN_FDS; i++) close(fds[i]);
+        for (int i = 0; i < got; i++) close(fds[i]);
         return -1;
     }
     return 0;
@@ -140,25 +144,43 @@ static void answer(int32_t pid) {
     if (send(ZYGOTE_SOCKET_FD, &pid, sizeof pid, MSG_NOSIGNAL) != (ssize_t)sizeof pid) _exit(0);
 }
 
-int main(int argc, char **argv) {
-    if (argc < 2) return 2;
-    PyConfig config;
-    PyConfig_InitPythonConfig(&config);
-    /* What python3's own main does with its argv and environment. */
-    PyStatus status = PyConfig_SetBytesArgv(&config, argc - 1, argv + 1);
-    if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
-    PyConfig_Clear(&config);
-    if (PyStatus_Exception(status)) return 1;
+/* Whether this process was started as a zygote: the marker, and its socket. */
+static int is_zygote(void) {
+    const char *marker = getenv(ZYGOTE_MARKER);
+    struct stat st;
+    return marker && !strcmp(marker, "1") && fstat(ZYGOTE_SOCKET_FD, &st) == 0 &&
+           S_ISSOCK(st.st_mode);
+}
+
+/* The marker out of os.environ (which takes it out of the C environment too). */
+static int forget_marker(void) {
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *environ = os ? PyObject_GetAttrString(os, "environ") : NULL;
+    PyObject *gone = environ ? PyObject_CallMethod(environ, "pop", "sO", ZYGOTE_MARKER, Py_None)
+                             : NULL;
+    Py_XDECREF(gone);
+    Py_XDECREF(environ);
+    Py_XDECREF(os);
+    return gone && !getenv(ZYGOTE_MARKER) ? 0 : -1;
+}
+
+/* Returns in a case's process (and in any run that is not a zygote); the
+ * zygote itself never returns: it ends when its socket does. */
+static PyObject *serve(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    if (!is_zygote()) Py_RETURN_NONE;
+    if (forget_marker() < 0) _exit(1);
     answer(ZYGOTE_READY);
     for (;;) {
         static struct spawn rq;
         int fds[SPAWN_FDS];
-        if (receive(&rq, fds) < 0) return 0;
-        /* What os.fork does around fork(): Python's own locks and thread
-         * state, made whole again in each process. */
+        if (receive(&rq, fds) < 0) _exit(0);
         int link[2];
         int32_t pid = -1;
         if (pipe2(link, O_CLOEXEC) == 0) {
+            /* What os.fork does around fork(): Python's own locks and
+             * thread state, made whole again in each process. */
             PyOS_BeforeFork();
             pid_t middle = fork();
             if (middle == 0) {
@@ -168,7 +190,7 @@ int main(int argc, char **argv) {
                     close(link[1]);
                     PyOS_AfterFork_Child();
                     become_case(&rq, fds);
-                    exit(Py_RunMain());
+                    Py_RETURN_NONE;
                 }
                 int32_t told = child;
                 (void)!write(link[1], &told, sizeof told);
@@ -186,4 +208,15 @@ int main(int argc, char **argv) {
         for (int i = 0; i < SPAWN_FDS; i++) close(fds[i]);
         answer(pid);
     }
+}
+
+static PyMethodDef methods[] = {
+    {"serve", serve, METH_NOARGS, "Serve as the job's Python zygote when started as one."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_judge_zygote", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__judge_zygote(void) {
+    return PyModule_Create(&module);
 }

@@ -1197,6 +1197,7 @@ static struct {
     int sock;
     int unusable; /* it failed: this run init execs its runs from now on */
     int argc, nenv;
+    long long stack_kb;
     char key[MAX_REQUEST]; /* the argv and environment it was started with */
     size_t key_len;
 } zygote = {.pid = -1, .sock = -1};
@@ -1457,14 +1458,15 @@ static void zygote_broken(void) {
     zygote.unusable = 1;
 }
 
-/* ZYGOTE_UID with CAP_SETUID and CAP_SETGID alone, kept across its exec
- * (ambient, its bounding set nothing more): its children become the run's
- * uid and drop both before anything of the submission runs. A uid apart
- * from the runs': prlimit, setpriority, sched_setaffinity and ioprio_set
- * check only the uid, and a case that reached the zygote so (its nice
- * value, its limits) would reach every later case of the job. */
+/* ZYGOTE_UID with CAP_SETUID, CAP_SETGID and CAP_SETPCAP alone, kept
+ * across its exec (ambient; its bounding set nothing more): its children
+ * become the run's uid and drop all three, from the bounding set too,
+ * before anything of the submission runs. A uid apart from the runs':
+ * prlimit, setpriority, sched_setaffinity and ioprio_set check only the
+ * uid, and a case that reached the zygote so (its nice value, its limits)
+ * would reach every later case of the job. */
 static int become_zygote(void) {
-    const uint32_t keep = (1u << CAP_SETUID) | (1u << CAP_SETGID);
+    const uint32_t keep = (1u << CAP_SETUID) | (1u << CAP_SETGID) | (1u << CAP_SETPCAP);
     for (size_t i = 0; i < N_CAPS; i++)
         if (!(keep & (1u << supervisor_caps[i])) &&
             prctl(PR_CAPBSET_DROP, supervisor_caps[i], 0, 0, 0) < 0)
@@ -1473,14 +1475,17 @@ static int become_zygote(void) {
     struct __user_cap_data_struct data[2] = {{keep, keep, keep}, {0, 0, 0}};
     if (become(ZYGOTE_UID) < 0 || syscall(SYS_capset, &header, data) < 0 ||
         prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETUID, 0, 0) < 0 ||
-        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETGID, 0, 0) < 0)
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETGID, 0, 0) < 0 ||
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETPCAP, 0, 0) < 0)
         return -1;
     return 0;
 }
 
-/* In the zygote's process, between fork and exec: a run's, but as
- * ZYGOTE_UID (become_zygote), with the zygote's filter and its socket and
- * ruleset on ZYGOTE_SOCKET_FD and ZYGOTE_RULESET_FD. */
+/* In the zygote's process, between fork and exec: the run's own command
+ * (python3 main.py) and environment, with ZYGOTE_MARKER, as ZYGOTE_UID
+ * (become_zygote), with the zygote's filter and its socket and ruleset on
+ * ZYGOTE_SOCKET_FD and ZYGOTE_RULESET_FD, and the run's stack limit (which
+ * sets, at exec, the layout of its memory and glibc's threads' stacks). */
 static void zygote_child(const struct request *rq, int ruleset, int sock) {
     sigset_t none;
     sigemptyset(&none);
@@ -1489,11 +1494,15 @@ static void zygote_child(const struct request *rq, int ruleset, int sock) {
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(127);
     prctl(PR_SET_DUMPABLE, 1);
+    struct spawn_limit limits[SPAWN_LIMITS];
+    run_limits(rq, limits);
     struct rlimit none_at_all = {0, 0};
     if (write_oom_score_adj("1000") < 0 || setrlimit(RLIMIT_CORE, &none_at_all) < 0 ||
         setrlimit(RLIMIT_MSGQUEUE, &none_at_all) < 0 || become_zygote() < 0 ||
         chdir(rq->workdir) < 0)
         _exit(127);
+    for (int i = 0; i < SPAWN_LIMITS; i++)
+        if (limits[i].resource == RLIMIT_STACK && spawn_apply_limit(&limits[i]) < 0) _exit(127);
     umask(022);
     int s = fcntl(sock, F_DUPFD, 10), r = fcntl(ruleset, F_DUPFD, 10);
     if (s < 0 || r < 0 || dup2(s, ZYGOTE_SOCKET_FD) < 0 || dup2(r, ZYGOTE_RULESET_FD) < 0 ||
@@ -1503,9 +1512,12 @@ static void zygote_child(const struct request *rq, int ruleset, int sock) {
         syscall(__NR_landlock_restrict_self, ZYGOTE_RULESET_FD, 0) < 0 ||
         install_filter(KIND_ZYGOTE) < 0)
         _exit(127);
-    char *argv[MAX_ARGS + 2] = {"judge-python-zygote"};
-    for (int i = 0; rq->argv[i]; i++) argv[i + 1] = rq->argv[i];
-    execve(ZYGOTE_PATH, argv, rq->envp);
+    char *envp[MAX_ENV + 2];
+    int n = 0;
+    for (; rq->envp[n]; n++) envp[n] = rq->envp[n];
+    envp[n++] = ZYGOTE_MARKER "=1";
+    envp[n] = NULL;
+    execvpe(rq->argv[0], rq->argv, envp);
     _exit(127);
 }
 
@@ -1530,6 +1542,7 @@ static int start_zygote(const struct request *rq, int ruleset) {
     zygote.key_len = zygote_key(rq, zygote.key, sizeof zygote.key);
     zygote.argc = argc_of(rq->argv);
     zygote.nenv = rq->nenv;
+    zygote.stack_kb = rq->stack_kb;
     return 0;
 }
 
@@ -1537,16 +1550,26 @@ static int start_zygote(const struct request *rq, int ruleset) {
 static int zygote_serves(const struct request *rq, int ruleset) {
     if (!rq->zygote || zygote.unusable || landlock_abi < ZYGOTE_MIN_LANDLOCK || ruleset < 0)
         return 0;
-    if (zygote.pid < 0) return start_zygote(rq, ruleset) == 0;
+    if (zygote.pid < 0) {
+        /* Without the hook python3 would run the script as the zygote. */
+        if (access(ZYGOTE_HOOK, R_OK) < 0) {
+            zygote.unusable = 1;
+            return 0;
+        }
+        return start_zygote(rq, ruleset) == 0;
+    }
     static char key[MAX_REQUEST];
     size_t len = zygote_key(rq, key, sizeof key);
     return len > 0 && len == zygote.key_len && argc_of(rq->argv) == zygote.argc &&
-           rq->nenv == zygote.nenv && memcmp(key, zygote.key, len) == 0;
+           rq->nenv == zygote.nenv && rq->stack_kb == zygote.stack_kb &&
+           memcmp(key, zygote.key, len) == 0;
 }
 
 /* The case's process, forked by the zygote with these descriptors and
- * `rq`'s limits, rules and filter, and adopted by this run init: its pid,
- * or -1 (the caller ends the zygote). */
+ * `rq`'s limits, rules and filter, and adopted by this run init: its pid;
+ * -1 when no process of the case exists (the request was not taken, or the
+ * zygote could not fork); -2 when one may have run, with these descriptors
+ * (no answer came). Either way the caller ends the zygote. */
 static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int err_fd,
                           int report_fd) {
     static struct spawn sp;
@@ -1569,10 +1592,9 @@ static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int e
     c->cmsg_len = CMSG_LEN(sizeof fds);
     memcpy(CMSG_DATA(c), fds, sizeof fds);
     int32_t pid;
-    if (sendmsg(zygote.sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof sp || zygote_answer(&pid) < 0 ||
-        pid <= 1)
-        return -1;
-    return pid;
+    if (sendmsg(zygote.sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof sp) return -1;
+    if (zygote_answer(&pid) < 0) return -2;
+    return pid > 1 ? pid : -1;
 }
 
 /* Whether any process but this run init and the zygote is in the namespace. */
@@ -1664,8 +1686,18 @@ static int run(const struct request *rq, int ruleset, struct outcome *oc, int ou
     long long start = monotonic_us();
     pid_t pid = -1;
     if (from_zygote && (pid = zygote_spawn(rq, in_fd, out_fd, err_fd, report[1])) < 0) {
-        /* What that ended is not this run's: it starts again, exec'd. */
         zygote_broken();
+        if (pid == -2) {
+            /* The case may have read its input and written its outputs:
+             * it is not run again on them here (the host tries it anew). */
+            close(report[0]);
+            close(report[1]);
+            close(in_fd);
+            snprintf(error, error_len, "the Python zygote did not answer");
+            return -1;
+        }
+        /* Nothing of the case ran, and what that ended is not this run's:
+         * it starts again, exec'd. */
         from_zygote = 0;
         getrusage(RUSAGE_CHILDREN, &children_before);
         zygote_ended_cpu_us = 0;

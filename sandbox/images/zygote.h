@@ -4,7 +4,7 @@
  * SOCK_SEQPACKET pair): the zygote says ZYGOTE_READY once its interpreter
  * is up; each request is one struct spawn, with SPAWN_FDS descriptors
  * (stdin, stdout, stderr, the report pipe) as SCM_RIGHTS; each answer is the
- * pid of the case's process (an int32), or -1.
+ * pid of the case's process (an int32), or -1 when there is none.
  */
 #ifndef JUDGE_ZYGOTE_H
 #define JUDGE_ZYGOTE_H
@@ -13,7 +13,11 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#define ZYGOTE_PATH "/usr/local/bin/judge-python-zygote"
+/* The .pth file that has site call the zygote's serve() (build-zygote.sh):
+ * without it a zygote would run the script. */
+#define ZYGOTE_HOOK "/usr/lib/python3/dist-packages/judge_zygote.pth"
+/* In the environment python3 starts with, to be a zygote: taken out at once. */
+#define ZYGOTE_MARKER "JUDGE_ZYGOTE"
 #define ZYGOTE_SOCKET_FD 3
 /* The Landlock ruleset the zygote's domain was made of: each case's process
  * nests a domain of its own in it. */
@@ -44,16 +48,18 @@ struct spawn {
     struct sock_filter filter[SPAWN_MAX_FILTER];
 };
 
-/* Soft and hard limit alike, in order; -1 when one cannot be set. */
+/* Soft and hard limit alike; -1 when it cannot be set. */
+static inline int spawn_apply_limit(const struct spawn_limit *limit) {
+    if (limit->value == SPAWN_INHERIT) return 0;
+    if (limit->value < SPAWN_INFINITY) return -1;
+    rlim_t v = limit->value == SPAWN_INFINITY ? RLIM_INFINITY : (rlim_t)limit->value;
+    struct rlimit rl = {v, v};
+    return setrlimit(limit->resource, &rl);
+}
+
 static inline int spawn_apply_limits(const struct spawn_limit limits[SPAWN_LIMITS]) {
-    for (int i = 0; i < SPAWN_LIMITS; i++) {
-        int64_t value = limits[i].value;
-        if (value == SPAWN_INHERIT) continue;
-        if (value < SPAWN_INFINITY) return -1;
-        rlim_t v = value == SPAWN_INFINITY ? RLIM_INFINITY : (rlim_t)value;
-        struct rlimit rl = {v, v};
-        if (setrlimit(limits[i].resource, &rl) < 0) return -1;
-    }
+    for (int i = 0; i < SPAWN_LIMITS; i++)
+        if (spawn_apply_limit(&limits[i]) < 0) return -1;
     return 0;
 }
 

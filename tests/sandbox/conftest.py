@@ -13,6 +13,8 @@ from sandbox.job import SandboxJob
 from sandbox.languages import Language
 
 CANARY = pathlib.Path('/tmp/oj-sandbox-canary')
+# The Python zygote's uid (supervisor.c, ZYGOTE_UID), as `docker top` shows it.
+ZYGOTE_UID = '61002'
 SECRET = b'SECRET answer 1234'
 
 
@@ -102,9 +104,8 @@ def assert_nothing_left_running(client, root: pathlib.Path):
             for process in run_inits), (f'{container.name} still runs {processes}')
         parents = [process[2] for process in below]
         assert len(set(parents)) == len(parents) and all(
-            process[-1].startswith('judge-python-zygote ')
-            and process[2] in {run_init[1]
-                               for run_init in run_inits}
+            process[0] == ZYGOTE_UID and process[2] in {run_init[1]
+                                                        for run_init in run_inits}
             for process in below), f'{container.name} still runs {processes}'
 
 

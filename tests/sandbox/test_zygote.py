@@ -16,6 +16,7 @@ from sandbox.protocol import RunRequest, RunResponse
 from sandbox.run_requests import case_request
 from sandbox.settings import ContainerLimits, SandboxSettings
 from sandbox.verdict import Limits
+from tests.sandbox.conftest import ZYGOTE_UID
 
 pytestmark = pytest.mark.docker
 
@@ -34,6 +35,12 @@ EXEC_D = dataclasses.replace(REQUEST, zygote=False)
 PROBE = r'''
 import json, os, sys
 import helper
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
 def stream(s):
     return [s.encoding, s.errors, s.line_buffering, s.write_through, s.isatty(), s.fileno(),
             type(s.buffer).__name__, getattr(s.buffer, "raw", s.buffer).__class__.__name__]
@@ -46,6 +53,7 @@ print(json.dumps({
     "input": sys.stdin.read(), "helper": helper.VALUE, "umask": os.umask(0o22),
     "builtins": sorted(dir(__builtins__)), "env": dict(os.environ), "warnings": sys.warnoptions,
     "limits": [__import__("resource").getrlimit(r) for r in range(16)],
+    "fds": [fd for fd in range(3, 256) if is_open(fd)],
 }, sort_keys=True))
 '''
 
@@ -166,7 +174,7 @@ def test_without_its_zygote_a_job_runs_exec_d(container, tmp_path):
     assert run(container, tmp_path, REQUEST, '1 2\n').from_zygote
     zygotes = [
         int(process[1]) for process in container._container.top()['Processes']
-        if process[-1].startswith('judge-python-zygote ')
+        if process[0] == ZYGOTE_UID
     ]
     assert len(zygotes) == 1
     os.kill(zygotes[0], signal.SIGKILL)
