@@ -20,7 +20,8 @@
  * process is an orphan, adopted by the run init (its namespace's init),
  * which waits for it and reads its CPU time and peak memory as it does for
  * any run, and kills it. The zygote answers with the case's pid once that
- * child is reaped, or -1. The case's process returns from serve(), and its
+ * child is reaped, -1 when no process of the case was made, or
+ * ZYGOTE_UNKNOWN. The case's process returns from serve(), and its
  * start-up goes on where the zygote's stopped: the rest of site, then the
  * script, its end and the interpreter's end, all python3's own. So a case
  * sees what `python3 main.py` shows it, but for what the zygote shares with
@@ -199,9 +200,13 @@ static PyObject *serve(PyObject *self, PyObject *unused) {
             PyOS_AfterFork_Parent();
             close(link[1]);
             if (middle > 0) {
-                if (read(link[0], &pid, sizeof pid) != (ssize_t)sizeof pid) pid = -1;
-                while (waitpid(middle, NULL, 0) < 0 && errno == EINTR) {
+                /* A middle that did not end as it should may have forked
+                 * the case: then nobody knows whether it ran. */
+                int status = 0;
+                if (read(link[0], &pid, sizeof pid) != (ssize_t)sizeof pid) pid = ZYGOTE_UNKNOWN;
+                while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
                 }
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) pid = ZYGOTE_UNKNOWN;
             }
             close(link[0]);
         }

@@ -875,6 +875,10 @@ static const struct denial case_denials[] = {
     DENY(vfork, EAGAIN),
 #endif
     DENY(fadvise64, EPERM),
+    /* flock: a lock on a file of the image (its copy in memory, which
+     * every container shares) is seen by the jobs judged at the same time,
+     * a channel between them. */
+    DENY(flock, ENOLCK),
 };
 
 /* fcntl commands a case may not use: a pipe keeps its default 64 KiB (no
@@ -893,13 +897,13 @@ static const struct denial case_fcntl_denials[] = {
 #define RET(action) (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (action))
 
 /* A linear filter: check the architecture (and, on x86-64, refuse the x32
- * ABI), then one comparison per refused call; then clone's flags: for cases
- * threads only, sharing the descriptor table and the filesystem state (with
- * tables of their own, 128 descriptors each, threads once kept 172 MiB in
- * pipes), and for both kinds no namespace and no pidfd; prctl's option (no
- * seccomp filter of the run's own); then, for cases, fcntl's command
- * (case_fcntl_denials) and mmap's flags. Each check of an argument ends in
- * a verdict: the next check compares the call's number again. */
+ * ABI); then clone's flags: for cases threads only, sharing the descriptor
+ * table and the filesystem state (with tables of their own, 128
+ * descriptors each, threads once kept 172 MiB in pipes), and for both kinds
+ * no namespace and no pidfd; prctl's option (no seccomp filter of the run's
+ * own); for cases, fcntl's command (case_fcntl_denials) and mmap's flags;
+ * then one comparison per refused call. Each check of an argument ends in a
+ * verdict: the next check compares the call's number again. */
 #define THREAD_FLAGS (CLONE_THREAD | CLONE_FILES | CLONE_FS)
 #define CLONE_REFUSED                                                                        \
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |           \
@@ -927,11 +931,10 @@ static size_t build_filter(enum kind kind, struct sock_filter *f) {
     f[i++] = JUMP(BPF_JGE, 0x40000000, 0, 1);
     f[i++] = RET(SECCOMP_RET_KILL_PROCESS);
 #endif
-    for (size_t d = 0; d < n; d++) {
-        if (is_zygote && zygote_allows(denials[d].nr)) continue;
-        f[i++] = JUMP(BPF_JEQ, denials[d].nr, 0, 1);
-        f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)denials[d].err);
-    }
+    /* The calls whose arguments are checked come first, each ending in a
+     * verdict: the kernel's cache cannot allow them by their number, and a
+     * case forked from the zygote runs its filter as well as the case's
+     * (which is why the zygote's allows fcntl and mmap at once too). */
     f[i++] = JUMP(BPF_JEQ, __NR_clone, 0, 5);
     f[i++] = LOAD(args[0]);
     f[i++] = AND(CLONE_REFUSED | (is_case ? THREAD_FLAGS : 0));
@@ -955,7 +958,7 @@ static size_t build_filter(enum kind kind, struct sock_filter *f) {
          * each mapping moves on a host-wide counter that a run reads back
          * as its output's inode number), no huge pages (a mapping moves on
          * another, even when it fails). */
-        f[i++] = JUMP(BPF_JEQ, __NR_mmap, 0, 8);
+        f[i++] = JUMP(BPF_JEQ, __NR_mmap, 0, 9);
         f[i++] = LOAD(args[3]);
         f[i++] = AND(MAP_ANONYMOUS | MAP_SHARED);
         f[i++] = JUMP(BPF_JEQ, MAP_ANONYMOUS | MAP_SHARED, 0, 1);
@@ -964,6 +967,17 @@ static size_t build_filter(enum kind kind, struct sock_filter *f) {
         f[i++] = AND(MAP_HUGETLB);
         f[i++] = JUMP(BPF_JEQ, MAP_HUGETLB, 0, 1);
         f[i++] = RET(SECCOMP_RET_ERRNO | EPERM);
+        f[i++] = RET(SECCOMP_RET_ALLOW);
+    } else {
+        f[i++] = JUMP(BPF_JEQ, __NR_fcntl, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ALLOW);
+        f[i++] = JUMP(BPF_JEQ, __NR_mmap, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ALLOW);
+    }
+    for (size_t d = 0; d < n; d++) {
+        if (is_zygote && zygote_allows(denials[d].nr)) continue;
+        f[i++] = JUMP(BPF_JEQ, denials[d].nr, 0, 1);
+        f[i++] = RET(SECCOMP_RET_ERRNO | (unsigned)denials[d].err);
     }
     f[i++] = RET(SECCOMP_RET_ALLOW);
     return i;
@@ -1569,7 +1583,8 @@ static int zygote_serves(const struct request *rq, int ruleset) {
  * `rq`'s limits, rules and filter, and adopted by this run init: its pid;
  * -1 when no process of the case exists (the request was not taken, or the
  * zygote could not fork); -2 when one may have run, with these descriptors
- * (no answer came). Either way the caller ends the zygote. */
+ * (no answer came, or the zygote does not know). Either way the caller
+ * ends the zygote. */
 static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int err_fd,
                           int report_fd) {
     static struct spawn sp;
@@ -1593,7 +1608,7 @@ static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int e
     memcpy(CMSG_DATA(c), fds, sizeof fds);
     int32_t pid;
     if (sendmsg(zygote.sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof sp) return -1;
-    if (zygote_answer(&pid) < 0) return -2;
+    if (zygote_answer(&pid) < 0 || pid == ZYGOTE_UNKNOWN) return -2;
     return pid > 1 ? pid : -1;
 }
 

@@ -4,7 +4,8 @@
  * SOCK_SEQPACKET pair): the zygote says ZYGOTE_READY once its interpreter
  * is up; each request is one struct spawn, with SPAWN_FDS descriptors
  * (stdin, stdout, stderr, the report pipe) as SCM_RIGHTS; each answer is the
- * pid of the case's process (an int32), or -1 when there is none.
+ * pid of the case's process (an int32), -1 when none was made, or
+ * ZYGOTE_UNKNOWN.
  */
 #ifndef JUDGE_ZYGOTE_H
 #define JUDGE_ZYGOTE_H
@@ -23,6 +24,9 @@
  * nests a domain of its own in it. */
 #define ZYGOTE_RULESET_FD 4
 #define ZYGOTE_READY 0
+/* An answer: whether a process of the case was made is not known (the
+ * child that forks it died), so it may have run. */
+#define ZYGOTE_UNKNOWN (-2)
 
 #define SPAWN_MAGIC 0x7a79676fu
 #define SPAWN_FDS 4
