@@ -11,11 +11,14 @@ waits on the engine.
 
 Before its core, a run of a job that has a run already under way waits for
 that run to end when the cores are spoken for (as many runs admitted as
-there are cores): its job's cases then follow one another in the job's
-container, which holds the job's files and, for Python, the interpreter
-its cases are forked from, rather than each take a container of its own
-(staged, later reset, an interpreter started in it) while other jobs wait
-for the cores anyway. With a core to spare, they run at once.
+there are cores, but for those getting a new container, which hold none):
+its job's cases then follow one another in the job's container, which
+holds the job's files and, for Python, the interpreter its cases are
+forked from, rather than each take a container of its own (staged, later
+reset, an interpreter started in it) while other jobs wait for the cores
+anyway. With a core to spare, they run at once. For the same reason the
+pool takes over another job's idle container before one of a job that is
+about to run again.
 """
 import contextlib
 import dataclasses
@@ -23,7 +26,8 @@ import logging
 import pathlib
 import queue
 import threading
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
+from typing import (Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple,
+                    TypeVar)
 
 from sandbox.container import SandboxBroken, SandboxContainer
 from sandbox.faults import Cancelled, disk_fault
@@ -46,6 +50,12 @@ class Want:
     stage: Stage
 
 
+def _count_down(counts: Dict[str, int], key: str) -> None:
+    left = counts.pop(key) - 1
+    if left:
+        counts[key] = left
+
+
 def stager(folder: pathlib.Path) -> Stage:
     """Stages the files of `folder` (a job's build) into a container."""
     return lambda container: container.stage(folder)
@@ -66,6 +76,10 @@ class RunEngine:
         self._lock = threading.Condition()
         self._running = 0  # runs holding a core (not those waiting for one)
         self._admitted: Dict[str, int] = {}  # runs of a job past their turn, by job key
+        self._waiting: Dict[str, int] = {}  # runs of a job waiting for their turn
+        # Admitted runs getting a container with the engine's work, holding
+        # no core (and asking for none meanwhile): they do not speak for one.
+        self._working = 0
         self._warned_landlock = False
         self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
 
@@ -74,6 +88,7 @@ class RunEngine:
         killed: each ends in Cancelled, which is never tried again."""
         with self._lock:
             self._cancelled.update(job_keys)
+            self._lock.notify_all()  # its runs waiting for their turn end now
         for key in job_keys:
             self._pool.abort_runs(key)
 
@@ -133,22 +148,30 @@ class RunEngine:
         """Around a run of `job_key`: its turn (see the module's docstring).
         Every admitted run ends (a run is bounded), so every wait ends."""
         with self._lock:
-            self._lock.wait_for(lambda: not self._admitted.get(job_key) or sum(
-                self._admitted.values()) < self._core_count)
+            self._waiting[job_key] = self._waiting.get(job_key, 0) + 1
+            try:
+                self._lock.wait_for(lambda: job_key in self._cancelled or not self._admitted.get(
+                    job_key) or sum(self._admitted.values()) - self._working < self._core_count)
+            finally:
+                _count_down(self._waiting, job_key)
             self._admitted[job_key] = self._admitted.get(job_key, 0) + 1
         try:
             yield
         finally:
             with self._lock:
-                left = self._admitted.pop(job_key) - 1
-                if left:
-                    self._admitted[job_key] = left
+                _count_down(self._admitted, job_key)
                 self._lock.notify_all()
+
+    def _taking_turns(self) -> FrozenSet[str]:
+        """The jobs with a run admitted or waiting for its turn: the pool
+        takes over another job's idle container before one of theirs."""
+        with self._lock:
+            return frozenset(self._admitted) | frozenset(self._waiting)
 
     def _run(self, want: Want, request: RunRequest, stdin: Optional[pathlib.Path],
              finish: Callable[[RunResponse, SandboxContainer], T], files: Files) -> T:
         self._check_cancelled([want])
-        container, = self._containers_and_core([want])
+        container, = self._containers_and_core([want], admitted=True)
         self._unless_cancelled_meanwhile([want], [container])
         try:
             with self._on_a_core():
@@ -225,10 +248,15 @@ class RunEngine:
         finally:
             self._cores.release()
 
-    def _containers_and_core(self, wants: Sequence[Want]) -> List[SandboxContainer]:
+    def _containers_and_core(self,
+                             wants: Sequence[Want],
+                             admitted: bool = False) -> List[SandboxContainer]:
         """A container for each of `wants`, and one core held for their run
-        (the caller releases it): see the module's docstring for the order."""
+        (the caller releases it): see the module's docstring for the order.
+        `admitted`: a run past its turn (`_working` counts it while the
+        engine works for it)."""
         held: List[SandboxContainer] = []
+        keep = self._taking_turns()
 
         def give_back_held() -> None:
             for container in held:
@@ -240,7 +268,8 @@ class RunEngine:
                 container = self._pool.acquire(want.job_key,
                                                want.image,
                                                want.stage,
-                                               engine_work=False)
+                                               engine_work=False,
+                                               keep=keep)
                 if container is None:
                     break
                 held.append(container)
@@ -252,13 +281,28 @@ class RunEngine:
             return held
         self._cores.release()
         try:
-            for want in wants[len(held):]:
-                held.append(self._pool.acquire(want.job_key, want.image, want.stage))
+            with self._engine_working(admitted):
+                for want in wants[len(held):]:
+                    held.append(self._pool.acquire(want.job_key, want.image, want.stage, keep=keep))
             self._cores.acquire()
         except BaseException:
             give_back_held()
             raise
         return held
+
+    @contextlib.contextmanager
+    def _engine_working(self, admitted: bool) -> Iterator[None]:
+        if not admitted:
+            yield
+            return
+        with self._lock:
+            self._working += 1
+            self._lock.notify_all()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._working -= 1
 
     def _both(self, containers: Sequence[SandboxContainer], requests: Sequence[RunRequest],
               files: Sequence[Files], fifos: Dict[str, pathlib.Path]) -> List[RunResponse]:

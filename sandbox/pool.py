@@ -30,7 +30,7 @@ import itertools
 import logging
 import threading
 import time
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from sandbox.container import SandboxBroken, SandboxContainer
 
@@ -176,17 +176,21 @@ class SandboxPool:
         with self._cond:
             return self._alive()
 
-    def acquire(self,
-                job_key: str,
-                image: str,
-                stage: Callable[[SandboxContainer], None],
-                engine_work: bool = True) -> Optional[SandboxContainer]:
+    def acquire(
+        self,
+        job_key: str,
+        image: str,
+        stage: Callable[[SandboxContainer], None],
+        engine_work: bool = True,
+        keep: FrozenSet[str] = frozenset()) -> Optional[SandboxContainer]:
         """A container for `job_key`, already holding the job's files.
 
         With `engine_work` False only one that needs neither the engine nor
         a wait (the job's own, a free one, another job's idle one taken
-        over), else None: a caller holding a core asks that way first."""
-        obtained = self._obtain(job_key, image, engine_work)
+        over), else None: a caller holding a core asks that way first.
+        `keep`: jobs about to run again, whose idle containers are taken
+        over only when no other job's is idle."""
+        obtained = self._obtain(job_key, image, engine_work, keep)
         if obtained is None:
             return None
         container, staged = obtained
@@ -242,13 +246,13 @@ class SandboxPool:
         for container in running:
             container.abort()
 
-    def _obtain(self, job_key: str, image: str,
-                engine_work: bool) -> Optional[Tuple[SandboxContainer, bool]]:
+    def _obtain(self, job_key: str, image: str, engine_work: bool,
+                keep: FrozenSet[str]) -> Optional[Tuple[SandboxContainer, bool]]:
         """A container of `image` assigned to `job_key` and counted in a run,
         and whether it holds the job's files already (see `_choose`)."""
         while True:
             with self._cond:
-                way, record = self._choose(job_key, image, engine_work)
+                way, record = self._choose(job_key, image, engine_work, keep)
             if way is _Way.NONE:
                 return None
             if way is not _Way.TAKE_OVER:
@@ -275,8 +279,8 @@ class SandboxPool:
             record.container.destroy()
             raise SandboxBroken('sandbox pool is stopped')
 
-    def _choose(self, job_key: str, image: str,
-                engine_work: bool) -> Tuple['_Way', Optional[_Record]]:
+    def _choose(self, job_key: str, image: str, engine_work: bool,
+                keep: FrozenSet[str]) -> Tuple['_Way', Optional[_Record]]:
         """Lock held: how the acquire is served, waiting until it can be.
 
         In order: the job's own idle container, a free one (both in a run
@@ -300,7 +304,9 @@ class SandboxPool:
                 self._cond.notify_all()  # the keeper may start a spare
                 return _Way.FREE, free
             if not engine_work or self._alive() >= self._max_alive:
-                taken = self._first(_State.IDLE, image, lambda r: not self._worn(r))
+                taken = (self._first(_State.IDLE, image,
+                                     lambda r: not self._worn(r) and r.job not in keep)
+                         or self._first(_State.IDLE, image, lambda r: not self._worn(r)))
                 if taken is not None:
                     taken.state, taken.job = _State.TAKEN_OVER, None
                     return _Way.TAKE_OVER, taken

@@ -40,7 +40,7 @@ class Pool:
         self.made = []
         self.given_back = []
 
-    def acquire(self, job_key, image, stage, engine_work=True):
+    def acquire(self, job_key, image, stage, engine_work=True, keep=frozenset()):
         self.asked.append((job_key, engine_work, self.cores.held))
         if not (engine_work or job_key in self.ready):
             return None
@@ -84,7 +84,7 @@ def test_a_pair_that_needs_the_engine_gets_its_second_container_with_no_core_hel
 def test_a_failed_acquire_gives_back_what_the_pair_held_and_its_core():
     engine, cores, pool = engine_with(ready={'j'})
 
-    def failing(job_key, image, stage, engine_work=True):
+    def failing(job_key, image, stage, engine_work=True, keep=frozenset()):
         if engine_work:
             raise SandboxBroken('no room')
         return Container(job_key, cores) if job_key == 'j' else None

@@ -28,13 +28,21 @@ class Container:
 
 class Pool:
     """A container for every acquire: its runs report their start, then wait
-    for their job's event."""
+    for their job's event. A job in `making` gets none without engine work,
+    and its acquire with engine work (a new container) waits for its event
+    in `made`."""
 
     def __init__(self):
         self.started: 'queue.Queue[str]' = queue.Queue()
         self.proceed = {}
+        self.making = {}
+        self.aborted = []
 
-    def acquire(self, job_key, image, stage, engine_work=True):
+    def acquire(self, job_key, image, stage, engine_work=True, keep=frozenset()):
+        if job_key in self.making:
+            if not engine_work:
+                return None
+            assert self.making.pop(job_key).wait(WAIT_SEC)
         self.proceed.setdefault(job_key, threading.Event())
         return Container(job_key, self.started, self.proceed)
 
@@ -42,7 +50,7 @@ class Pool:
         pass
 
     def abort_runs(self, job_key):
-        self.proceed[job_key].set()
+        self.aborted.append(job_key)  # its runs go on: the cancel alone must end the wait
 
 
 class Cores:
@@ -132,13 +140,29 @@ def test_with_a_core_to_spare_a_jobs_runs_run_at_once():
     two.end('a')
 
 
-def test_a_cancel_wakes_a_run_waiting_for_its_turn():
+def test_a_cancel_ends_a_run_waiting_for_its_turn_at_once():
     one = Engine(cores=1)
     one.run('a')
     assert one.asked_for_a_core() == 'a' and one.started() == 'a'
     one.run('a')
     one.asks_for_no_core()
-    one.engine.cancel(['a'])  # kills the run under way: its end wakes the waiter
-    outcomes = [one.outcomes.get(timeout=WAIT_SEC) for _ in range(2)]
-    assert sum(isinstance(outcome, Cancelled) for outcome in outcomes) >= 1, outcomes
+    one.engine.cancel(['a'])
+    assert isinstance(one.outcomes.get(timeout=WAIT_SEC), Cancelled)  # the first still runs
     one.nothing_started()
+    one.end('a')
+
+
+def test_a_run_getting_a_new_container_does_not_speak_for_a_core():
+    two = Engine(cores=2)
+    made = two.pool.making['k'] = threading.Event()
+    two.run('k')  # no container without the engine's work: it waits for a new one
+    assert two.asked_for_a_core() == 'k'
+    two.run('j')
+    assert two.started() == 'j'
+    two.run('j')  # one core runs j, none is asked for by k meanwhile: a core to spare
+    assert two.started() == 'j'
+    made.set()  # k waits for a core now
+    two.end('j')
+    two.end('j')
+    assert two.started() == 'k'
+    two.end('k')

@@ -52,7 +52,7 @@ class Pool:
         self.asked = []  # (engine_work, cores held when asked)
         self.given_back = []
 
-    def acquire(self, job_key, image, stage, engine_work=True):
+    def acquire(self, job_key, image, stage, engine_work=True, keep=frozenset()):
         self.asked.append((engine_work, self.cores.held))
         return self.container if (engine_work or self.ready) else None
 

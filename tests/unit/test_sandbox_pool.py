@@ -449,6 +449,20 @@ def test_without_engine_work_a_container_is_taken_over_even_with_room_or_none_is
     pool.stop()
 
 
+def test_an_idle_container_of_a_job_about_to_run_again_is_taken_over_last():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=2)
+    a = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
+    b = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
+    pool.give_back(a)
+    pool.give_back(b)
+    taken = pool.acquire('c', 'img', lambda c: stage(c, 'c'), engine_work=False, keep={'a'})
+    assert taken is b and b.resets == 1 and a.resets == 0
+    again = pool.acquire('d', 'img', lambda c: stage(c, 'd'), engine_work=False, keep={'a'})
+    assert again is a  # none of another job's: the kept one after all
+    pool.stop()
+
+
 def test_a_takeover_that_stop_overtook_hands_nothing_out():
     factory = Factory()
     pool = make_pool(factory, max_alive=1)
