@@ -34,6 +34,7 @@ from runner.logs import about_job, set_runner_id
 from runner.backend.noj.poller import Poller
 from runner.prep.job_folders import JobFolders
 from runner.prep.locks import make_locks
+from runner.prep_workers import PrepWorkers
 from runner.backend.noj.prepare import Preparer
 from runner.backend.noj.testdata import TestdataCache
 from runner.backend.noj.registration import RegistrationRefused, register
@@ -376,15 +377,19 @@ class Daemon:
             sender.submit(AbortReport.for_job(job, AbortReason.DRAIN, release_only=newer))
 
         dispatcher, health = self._judging(sandbox, folders, on_complete, hand_back)
+        # A thread for each claim's preparation and one for its code's
+        # download, which runs beside the testdata's (Preparer).
+        workers = PrepWorkers(2 * config.max_concurrent_jobs)
         poller = Poller(poller_client,
                         tracker,
-                        Preparer(poller_client, testdata, folders),
+                        Preparer(poller_client, testdata, folders, fetch=workers.submit),
                         dispatcher,
                         sender,
                         max_concurrent_jobs=config.max_concurrent_jobs,
                         poll_interval_sec=config.poll_interval_sec,
                         long_poll_sec=s.long_poll_sec,
-                        health=health)
+                        health=health,
+                        workers=workers)
         heartbeat = Heartbeat(client, tracker, config.heartbeat_interval_sec,
                               self._on_identity_lost)
         return _Parts(tracker, folders, dispatcher, sender, poller, heartbeat, health,

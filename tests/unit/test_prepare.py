@@ -232,3 +232,38 @@ def test_hostile_zips_end_as_prep_failed_with_nothing_written_outside(world, nam
     assert not list(world.root.parent.glob('**/evil*'))
     assert not any('tmp-' in path for path in world.everything())  # no half refresh left
     assert tracker.snapshot() == [JB]
+
+
+def on_a_thread(task):
+    threading.Thread(target=task, daemon=True).start()
+
+
+def test_the_code_downloads_while_the_testdata_is_asked_for(world):
+    """One round trip to a far backend, not two: the code's download is on
+    its way when the checksum is asked for (red when they go one after the
+    other: the code's answer waits for the checksum's question)."""
+    asked = threading.Event()
+
+    def code_answer(request):
+        return (200, {}, GOOD_CODE) if asked.wait(10) else (503, {}, b'asked one after the other')
+
+    def checksum_answer(request):
+        asked.set()
+        return (200, {}, '{"data": "c1"}')
+
+    world.mock.add_callback('GET', CODE_URL, callback=code_answer)
+    world.mock.add_callback('GET', f'{BASE}/problem/7/checksum', callback=checksum_answer)
+    world.mock.get(f'{BASE}/problem/7/testdata', body=GOOD_TESTDATA)
+    preparer = Preparer(world.client, world.cache, world.folders, fetch=on_a_thread)
+    job = preparer.prepare(parse_claim(job_body()), threading.Event())
+    assert sorted(p.name for p in job.source_dir.iterdir()) == ['helper.h', 'main.c']
+
+
+def test_a_failed_download_on_its_thread_fails_the_preparation_with_nothing_left(world):
+    world.mock.get(CODE_URL, status=404)
+    world.mock.get(f'{BASE}/problem/7/checksum', json={'data': 'c1'})
+    world.mock.get(f'{BASE}/problem/7/testdata', body=GOOD_TESTDATA)
+    preparer = Preparer(world.client, world.cache, world.folders, fetch=on_a_thread)
+    with pytest.raises(Exception, match='404'):
+        preparer.prepare(parse_claim(job_body()), threading.Event())
+    assert world.job_folders() == []

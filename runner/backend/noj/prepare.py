@@ -1,7 +1,9 @@
 """Preparing a claimed job: its own folder with the source and the testdata."""
+import concurrent.futures
 import dataclasses
 import logging
 import threading
+from typing import Callable
 
 from dispatcher.job import Job
 from runner.backend.noj.client import BackendClient, TokenRefused
@@ -27,10 +29,19 @@ class Preparer:
     not to blame.
     """
 
-    def __init__(self, client: BackendClient, testdata: TestdataCache, folders: JobFolders):
+    def __init__(self,
+                 client: BackendClient,
+                 testdata: TestdataCache,
+                 folders: JobFolders,
+                 fetch: Callable[[Callable[[], None]], None] = lambda task: task()):
+        """`fetch(task)`: where the code's download runs, while the testdata
+        is asked for and installed (a thread of the preparations' pool, each
+        keeping its connections): the two take one round trip to the backend,
+        not two one after the other. In place by default."""
         self._client = client
         self._testdata = testdata
         self._folders = folders
+        self._fetch = fetch
 
     def prepare(self, payload: JobPayload, stop: threading.Event) -> Job:
         try:
@@ -52,17 +63,33 @@ class Preparer:
             job.source_dir.mkdir()
             testdata_dir = job_dir / 'testdata'
             testdata_dir.mkdir()
-            code = self._client.download_code(payload.code_url,
-                                              max_bytes=MAX_CODE_ZIP_BYTES,
-                                              deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
-                                              stop=stop)
-            extract_source(code, payload.language, job.source_dir, MAX_SOURCE_BYTES)
-            judge = self._testdata.install(payload.problem_id,
-                                           payload.tasks,
-                                           testdata_dir,
-                                           job.source_dir,
-                                           stop,
-                                           program_root=job_dir)
+            code: 'concurrent.futures.Future[bytes]' = concurrent.futures.Future()
+
+            def download() -> None:
+                try:
+                    code.set_result(
+                        self._client.download_code(payload.code_url,
+                                                   max_bytes=MAX_CODE_ZIP_BYTES,
+                                                   deadline_sec=CODE_DOWNLOAD_DEADLINE_SEC,
+                                                   stop=stop))
+                except BaseException as exc:  # raised in the preparation, below
+                    code.set_exception(exc)
+
+            self._fetch(download)
+            try:
+                judge = self._testdata.install(payload.problem_id,
+                                               payload.tasks,
+                                               testdata_dir,
+                                               job.source_dir,
+                                               stop,
+                                               program_root=job_dir)
+            finally:
+                # The download never outlives its preparation (it is bounded
+                # by its deadline and by the stop): the pool needs a thread
+                # for each preparation and one for its download, never more.
+                concurrent.futures.wait([code])
+            # The chaos files are there already; none has the source's name.
+            extract_source(code.result(), payload.language, job.source_dir, MAX_SOURCE_BYTES)
             return dataclasses.replace(job, problem_program=judge)
         except BaseException:
             try:
