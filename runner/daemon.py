@@ -378,11 +378,12 @@ class Daemon:
 
         dispatcher, health = self._judging(sandbox, folders, on_complete, hand_back)
         # A thread for each claim's preparation and one for its code's
-        # download, which runs beside the testdata's (Preparer).
+        # download, which runs beside the testdata's when a thread is idle
+        # (Preparer).
         workers = PrepWorkers(2 * config.max_concurrent_jobs)
         poller = Poller(poller_client,
                         tracker,
-                        Preparer(poller_client, testdata, folders, fetch=workers.submit),
+                        Preparer(poller_client, testdata, folders, offer=workers.offer),
                         dispatcher,
                         sender,
                         max_concurrent_jobs=config.max_concurrent_jobs,

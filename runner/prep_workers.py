@@ -7,7 +7,9 @@ keeps its own connections to the backend: BackendClient gives each thread a
 session). After `stop()` the queued tasks still run (each sees the stop and
 hands its claim back as a drain) and the threads end once nothing is left;
 a task submitted when every thread has ended runs in the caller's thread, so
-no claim is ever left without its report.
+no claim is ever left without its report. `offer()` hands a task over only
+to a thread that is idle now (a preparation's helper: the caller runs it
+itself otherwise, so it never waits on a task nobody will take).
 """
 import collections
 import logging
@@ -28,6 +30,7 @@ class PrepWorkers:
         self._tasks: Deque[Task] = collections.deque()
         self._stopping = False
         self._alive = 0
+        self._idle = 0  # threads waiting for a task
         self._threads: List[threading.Thread] = [
             threading.Thread(target=self._work, name=f'{name}-{i}', daemon=True)
             for i in range(max(1, count))
@@ -47,6 +50,21 @@ class PrepWorkers:
                 return
         task()
 
+    def offer(self, task: Task) -> bool:
+        """Hands `task` to a thread that is idle now; False (nothing done)
+        when none is, or after stop()."""
+        with self._cond:
+            if self._stopping or self._idle <= len(self._tasks):
+                return False
+            self._tasks.append(task)
+            self._cond.notify()
+            return True
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Whether a thread is idle (for observers), waiting up to `timeout`."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._idle > len(self._tasks), timeout)
+
     def stop(self) -> None:
         """The threads end once every queued task has run."""
         with self._cond:
@@ -59,7 +77,10 @@ class PrepWorkers:
     def _work(self) -> None:
         while True:
             with self._cond:
+                self._idle += 1
+                self._cond.notify_all()  # an observer of wait_idle
                 self._cond.wait_for(lambda: self._tasks or self._stopping)
+                self._idle -= 1
                 if not self._tasks:
                     self._alive -= 1  # stopping, and nothing left: a later task runs in place
                     return

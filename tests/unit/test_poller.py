@@ -612,3 +612,32 @@ def test_a_preparation_submitted_after_every_worker_ended_runs_in_place():
     ran = []
     workers.submit(lambda: ran.append(threading.current_thread()))
     assert ran == [threading.current_thread()]  # no claim is left without its report
+
+
+def test_a_task_is_offered_only_to_a_thread_idle_now_and_never_after_stop():
+    """A preparation waits for its helper task (the code's download): one a
+    busy or stopping pool would queue and never run would hold its claim for
+    ever. So the pool takes it only with a thread idle to run it (red when
+    it takes it anyway: the second offer's task never runs)."""
+    from runner.prep_workers import PrepWorkers
+    workers = PrepWorkers(1)
+    workers.start()
+    busy, release, ran = threading.Event(), threading.Event(), threading.Event()
+
+    def hold():
+        busy.set()
+        release.wait(JOIN_GUARD_SEC)
+
+    try:
+        # Its one thread idle once it waits for a task: the offer is taken.
+        assert workers.wait_idle(JOIN_GUARD_SEC) and workers.offer(hold)
+        assert busy.wait(JOIN_GUARD_SEC)
+        assert not workers.offer(ran.set)  # its one thread is busy
+        release.set()
+        assert workers.wait_idle(JOIN_GUARD_SEC) and workers.offer(ran.set)
+        assert ran.wait(JOIN_GUARD_SEC)
+    finally:
+        release.set()
+        workers.stop()
+    assert not workers.offer(ran.set)
+    assert workers.join(JOIN_GUARD_SEC)

@@ -236,6 +236,7 @@ def test_hostile_zips_end_as_prep_failed_with_nothing_written_outside(world, nam
 
 def on_a_thread(task):
     threading.Thread(target=task, daemon=True).start()
+    return True
 
 
 def test_the_code_downloads_while_the_testdata_is_asked_for(world):
@@ -254,7 +255,7 @@ def test_the_code_downloads_while_the_testdata_is_asked_for(world):
     world.mock.add_callback('GET', CODE_URL, callback=code_answer)
     world.mock.add_callback('GET', f'{BASE}/problem/7/checksum', callback=checksum_answer)
     world.mock.get(f'{BASE}/problem/7/testdata', body=GOOD_TESTDATA)
-    preparer = Preparer(world.client, world.cache, world.folders, fetch=on_a_thread)
+    preparer = Preparer(world.client, world.cache, world.folders, offer=on_a_thread)
     job = preparer.prepare(parse_claim(job_body()), threading.Event())
     assert sorted(p.name for p in job.source_dir.iterdir()) == ['helper.h', 'main.c']
 
@@ -263,7 +264,7 @@ def test_a_failed_download_on_its_thread_fails_the_preparation_with_nothing_left
     world.mock.get(CODE_URL, status=404)
     world.mock.get(f'{BASE}/problem/7/checksum', json={'data': 'c1'})
     world.mock.get(f'{BASE}/problem/7/testdata', body=GOOD_TESTDATA)
-    preparer = Preparer(world.client, world.cache, world.folders, fetch=on_a_thread)
+    preparer = Preparer(world.client, world.cache, world.folders, offer=on_a_thread)
     with pytest.raises(Exception, match='404'):
         preparer.prepare(parse_claim(job_body()), threading.Event())
     assert world.job_folders() == []

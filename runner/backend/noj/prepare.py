@@ -33,15 +33,17 @@ class Preparer:
                  client: BackendClient,
                  testdata: TestdataCache,
                  folders: JobFolders,
-                 fetch: Callable[[Callable[[], None]], None] = lambda task: task()):
-        """`fetch(task)`: where the code's download runs, while the testdata
-        is asked for and installed (a thread of the preparations' pool, each
-        keeping its connections): the two take one round trip to the backend,
-        not two one after the other. In place by default."""
+                 offer: Callable[[Callable[[], None]], bool] = lambda task: False):
+        """`offer(task)`: hands the code's download to an idle thread (of the
+        preparations' pool, each keeping its connections), which runs it
+        while the testdata is asked for and installed: the two take one
+        round trip to the backend, not two one after the other. When it
+        does not take it (none idle; by default) the download runs here
+        first, as ever."""
         self._client = client
         self._testdata = testdata
         self._folders = folders
-        self._fetch = fetch
+        self._offer = offer
 
     def prepare(self, payload: JobPayload, stop: threading.Event) -> Job:
         try:
@@ -75,7 +77,8 @@ class Preparer:
                 except BaseException as exc:  # raised in the preparation, below
                     code.set_exception(exc)
 
-            self._fetch(download)
+            if not self._offer(download):
+                download()
             try:
                 judge = self._testdata.install(payload.problem_id,
                                                payload.tasks,
@@ -85,8 +88,7 @@ class Preparer:
                                                program_root=job_dir)
             finally:
                 # The download never outlives its preparation (it is bounded
-                # by its deadline and by the stop): the pool needs a thread
-                # for each preparation and one for its download, never more.
+                # by its deadline and by the stop).
                 concurrent.futures.wait([code])
             # The chaos files are there already; none has the source's name.
             extract_source(code.result(), payload.language, job.source_dir, MAX_SOURCE_BYTES)
