@@ -117,6 +117,9 @@ class Inline:
     def submit(self, task):
         task()
 
+    def offer(self, task):
+        return False  # no claim beside the poll loop: a test drives each one
+
     def stop(self):
         pass
 
@@ -641,3 +644,143 @@ def test_a_task_is_offered_only_to_a_thread_idle_now_and_never_after_stop():
         workers.stop()
     assert not workers.offer(ran.set)
     assert workers.join(JOIN_GUARD_SEC)
+
+
+class OverlappingClient:
+    """A backend that hands out `jobs` and lets claims through only when
+    `together` of them are in flight at once (red when they go one at a
+    time: each would wait for the others), checking at each claim that the
+    live claims and the claims in flight stay within the capacity."""
+
+    def __init__(self, jobs, tracker, capacity, together):
+        self._jobs = list(jobs)
+        self._tracker, self._capacity = tracker, capacity
+        self._barrier = threading.Barrier(together, timeout=JOIN_GUARD_SEC)
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self.over_capacity = []
+        self.first = True
+
+    def interrupt(self):
+        self._barrier.abort()
+
+    def sandbox_token_refusal(self):
+        return None
+
+    def next_job(self, wait_sec=0):
+        with self._lock:
+            self._in_flight += 1
+            if len(self._tracker) + self._in_flight > self._capacity:
+                self.over_capacity.append((len(self._tracker), self._in_flight))
+            first, self.first = self.first, False
+        try:
+            if not first:
+                self._barrier.wait()
+            with self._lock:
+                return self._jobs.pop(0) if self._jobs else None
+        except threading.BrokenBarrierError:
+            raise TransportError('GET next-job: cut short') from None
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+
+def test_after_a_claim_the_rest_of_the_capacity_is_claimed_at_once():
+    recording = Recording(wanted=4)
+    tracker = ActiveJobs()
+    client = OverlappingClient([payload(f'jb_{n}') for n in range(1, 5)],
+                               tracker,
+                               capacity=4,
+                               together=3)
+
+    class Preparer:
+
+        def prepare(self, claim, stop):
+            return job_for(claim)
+
+    poller = Poller(client,
+                    tracker,
+                    Preparer(),
+                    recording,
+                    recording,
+                    max_concurrent_jobs=4,
+                    poll_interval_sec=3600)
+    poller.start()
+    try:
+        assert recording.done.wait(JOIN_GUARD_SEC), recording.reports
+    finally:
+        poller.stop()
+        assert poller.join(JOIN_GUARD_SEC)
+    assert sorted(job.job_id for job in recording.handled) == ['jb_1', 'jb_2', 'jb_3', 'jb_4']
+    assert client.over_capacity == []
+
+
+def test_a_claim_beside_the_poll_loop_answered_at_a_stop_goes_back_as_drain():
+    tracker = ActiveJobs()
+    stopping = threading.Event()
+    recording = Recording(wanted=2)
+
+    class Client(FakeClient):
+
+        def next_job(self, wait_sec=0):
+            claim = super().next_job(wait_sec)
+            if wait_sec == 0 and claim is not None:
+                stopping.set()  # the stop lands while this claim is answered
+            return claim
+
+    class Preparer:
+
+        def prepare(self, claim, stop):
+            stop.wait(JOIN_GUARD_SEC)
+            raise OSError('cut short by the stop')
+
+    poller = Poller(Client(payload('jb_1'), payload('jb_2')),
+                    tracker,
+                    Preparer(),
+                    recording,
+                    recording,
+                    max_concurrent_jobs=2,
+                    poll_interval_sec=3600,
+                    long_poll_sec=5)
+    poller.start()
+    try:
+        assert stopping.wait(JOIN_GUARD_SEC)
+    finally:
+        poller.stop()
+        assert poller.join(JOIN_GUARD_SEC)
+    assert recording.done.wait(JOIN_GUARD_SEC)
+    assert recording.handled == []
+    assert sorted(recording.reports, key=lambda r: r.job_id) == [
+        AbortReport('jb_1', AbortReason.DRAIN, None),
+        AbortReport('jb_2', AbortReason.DRAIN, None)
+    ]
+
+
+def test_a_claim_in_flight_holds_its_place_until_its_job_is_counted():
+    """Red when the place is let go before the job is counted: the poll
+    loop could claim one more than the capacity meanwhile."""
+    adding, counted = threading.Event(), threading.Event()
+
+    class Tracker(ActiveJobs):
+
+        def add(self, job_id):
+            if job_id == 'jb_2':
+                adding.set()
+                assert counted.wait(JOIN_GUARD_SEC)
+            super().add(job_id)
+
+    recording = Recording(wanted=2)
+    tracker = Tracker()
+    poller = real_poller(
+        type('P', (), {
+            'prepare': lambda self, claim, stop: job_for(claim)
+        })(), recording, [payload('jb_1'), payload('jb_2')], tracker)
+    try:
+        assert adding.wait(JOIN_GUARD_SEC)  # jb_2, claimed beside the poll loop, not yet counted
+        assert poller._free() == 0
+        counted.set()
+        assert recording.done.wait(JOIN_GUARD_SEC)
+    finally:
+        counted.set()
+        poller.stop()
+        assert poller.join(JOIN_GUARD_SEC)

@@ -4,7 +4,12 @@ Every claim ends in exactly one of: dispatched, or an abort queued on the
 result sender (which releases the claim's tracker count). Claims are
 prepared at once, each on a thread of its own (runner/prep_workers.py), up
 to the capacity the tracker counts: the poller claims the next one while
-the last one downloads. The order of the steps is the point of this module:
+the last one downloads. After a claim, the rest of the capacity is claimed
+at once, each claim on an idle thread of the same pool (`_claim_more`): a
+claim is a round trip, and one at a time a backend 20 ms away could hand
+out at most 50 jobs a second. A claim in flight holds its place in the
+capacity until the job it brought is counted. The order of the steps is
+the point of this module:
 
 - the claim is added to the tracker before preparing, so the heartbeat
   renews its lease during slow downloads, and so the capacity counts it;
@@ -88,6 +93,9 @@ class Workers(Protocol):
     def submit(self, task: Callable[[], None]) -> None:
         ...
 
+    def offer(self, task: Callable[[], None]) -> bool:
+        """Runs `task` on a thread idle now; False (nothing done) when none is."""
+
     def stop(self) -> None:
         ...
 
@@ -121,6 +129,10 @@ class Poller(LoopThread):
         self._failed_polls = 0
         self._memory_refusals: Dict[str, int] = collections.OrderedDict()
         self._tracker = tracker
+        # Claims in flight on the pool's threads (`_claim_more`), each
+        # holding its place in the capacity.
+        self._in_flight = 0
+        self._in_flight_lock = threading.Lock()
         self._preparer = preparer
         self._dispatcher = dispatcher
         self._sender = sender
@@ -165,11 +177,11 @@ class Poller(LoopThread):
         if not self._healthy():
             self._wait(self._stop, self._poll_interval_sec)
             return
-        if len(self._tracker) >= self._max_concurrent_jobs:
+        if self._free() <= 0:
             # Cleared before the count is read again: a release in between
             # is seen by the count, one after it by the event.
             self._tracker.freed.clear()
-            if len(self._tracker) >= self._max_concurrent_jobs and not self._stop.is_set():
+            if self._free() <= 0 and not self._stop.is_set():
                 self._wait(self._tracker.freed, self._poll_interval_sec)
             return
         asked_at = self._clock()
@@ -195,6 +207,52 @@ class Poller(LoopThread):
             return
         with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
             self._take(claim)
+        self._claim_more()
+
+    def _free(self) -> int:
+        """The capacity left: live claims and claims in flight count."""
+        with self._in_flight_lock:
+            return self._max_concurrent_jobs - len(self._tracker) - self._in_flight
+
+    def _claim_more(self) -> None:
+        """The rest of the capacity claimed at once, each claim on a thread
+        idle now (none when none is): a backend that just handed out a job
+        likely has more."""
+        while not self._stop.is_set() and self._healthy():
+            with self._in_flight_lock:
+                if self._max_concurrent_jobs - len(self._tracker) - self._in_flight <= 0:
+                    return
+                self._in_flight += 1
+            if not self._workers.offer(self._claim_one):
+                self._claim_ended()
+                return
+
+    def _claim_one(self) -> None:
+        """One claim beside the poll loop (on a pool thread). What goes wrong
+        is the poll loop's to say and back off from, at its own next poll."""
+        try:
+            if self._stop.is_set() or not self._healthy():
+                return
+            try:
+                claim = self._client.next_job(0)
+            except BackendError:
+                return
+            if claim is None:
+                return
+            metrics.POLL_LAST_SUCCESS.set_to_current_time()
+            with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
+                self._take(claim)
+        except Exception:
+            log.exception('a claim beside the poll loop failed unexpectedly; going on')
+        finally:
+            # After the claim is counted (in _take), never before: the
+            # capacity never lets a claim more through.
+            self._claim_ended()
+
+    def _claim_ended(self) -> None:
+        with self._in_flight_lock:
+            self._in_flight -= 1
+        self._tracker.freed.set()  # a place the poll loop may take again
 
     def _after_failed_poll(self, exc: BackendError) -> float:
         """How long to wait after a failed poll. An outage (no answer, or a 5xx)
