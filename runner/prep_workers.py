@@ -31,6 +31,7 @@ class PrepWorkers:
         self._stopping = False
         self._alive = 0
         self._idle = 0  # threads waiting for a task
+        self._observers = 0  # callers of wait_idle, woken as a thread becomes idle
         self._threads: List[threading.Thread] = [
             threading.Thread(target=self._work, name=f'{name}-{i}', daemon=True)
             for i in range(max(1, count))
@@ -63,7 +64,11 @@ class PrepWorkers:
     def wait_idle(self, timeout: float) -> bool:
         """Whether a thread is idle (for observers), waiting up to `timeout`."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._idle > len(self._tasks), timeout)
+            self._observers += 1
+            try:
+                return self._cond.wait_for(lambda: self._idle > len(self._tasks), timeout)
+            finally:
+                self._observers -= 1
 
     def stop(self) -> None:
         """The threads end once every queued task has run."""
@@ -78,7 +83,8 @@ class PrepWorkers:
         while True:
             with self._cond:
                 self._idle += 1
-                self._cond.notify_all()  # an observer of wait_idle
+                if self._observers:
+                    self._cond.notify_all()
                 self._cond.wait_for(lambda: self._tasks or self._stopping)
                 self._idle -= 1
                 if not self._tasks:

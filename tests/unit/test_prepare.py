@@ -268,3 +268,17 @@ def test_a_failed_download_on_its_thread_fails_the_preparation_with_nothing_left
     with pytest.raises(Exception, match='404'):
         preparer.prepare(parse_claim(job_body()), threading.Event())
     assert world.job_folders() == []
+
+
+def test_a_code_that_cannot_be_had_fails_the_attempt_before_the_testdata(world):
+    """Downloaded in place (no thread idle), a failed download fails the
+    attempt at once: no checksum asked, no lock waited for, no testdata
+    refreshed for a job that cannot be judged (red when the download's
+    failure waits for the testdata)."""
+    world.mock.get(CODE_URL, status=404)
+    world.mock.get(f'{BASE}/problem/7/checksum', json={'data': 'c1'})
+    world.mock.get(f'{BASE}/problem/7/testdata', body=GOOD_TESTDATA)
+    with pytest.raises(Exception, match='404'):
+        world.preparer.prepare(parse_claim(job_body()), threading.Event())
+    assert [call.request.url for call in world.mock.calls] == [CODE_URL]
+    assert world.job_folders() == []

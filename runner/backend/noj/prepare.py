@@ -79,6 +79,7 @@ class Preparer:
 
             if not self._offer(download):
                 download()
+                code.result()  # a code that cannot be had fails the attempt at once, as ever
             try:
                 judge = self._testdata.install(payload.problem_id,
                                                payload.tasks,
@@ -86,10 +87,15 @@ class Preparer:
                                                job.source_dir,
                                                stop,
                                                program_root=job_dir)
-            finally:
+            except BaseException:
                 # The download never outlives its preparation (it is bounded
-                # by its deadline and by the stop).
-                concurrent.futures.wait([code])
+                # by its deadline and by the stop); its own failure is said
+                # too, when the testdata's is the one raised.
+                failed = code.exception()
+                if failed is not None:
+                    log.warning('job %s: its code could not be had either: %s: %s', payload.job_id,
+                                type(failed).__name__, failed)
+                raise
             # The chaos files are there already; none has the source's name.
             extract_source(code.result(), payload.language, job.source_dir, MAX_SOURCE_BYTES)
             return dataclasses.replace(job, problem_program=judge)
