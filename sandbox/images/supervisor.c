@@ -1413,6 +1413,22 @@ static long long clock_heard(struct clock *c) {
     return c->told_us;
 }
 
+/* Whether a process but `pid` and `also` (PID 1 of the namespace, and one
+ * more: a run init's zygote) is in the namespace whose proc is `proc`. */
+static int others_in(const char *proc, long pid, long also) {
+    DIR *dir = opendir(proc);
+    if (!dir) return 1;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(dir)) != NULL) {
+        char *end;
+        long other = strtol(e->d_name, &end, 10);
+        found = *end == '\0' && e->d_name[0] != '\0' && other != pid && other != also;
+    }
+    closedir(dir);
+    return found;
+}
+
 /* ---- the Python zygote ------------------------------------------------------- */
 
 /* A job's Python cases are forked from an interpreter started once for the
@@ -1612,21 +1628,6 @@ static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int e
     return pid > 1 ? pid : -1;
 }
 
-/* Whether any process but this run init and the zygote is in the namespace. */
-static int others_than_zygote(void) {
-    DIR *proc = opendir(proc_dir);
-    if (!proc) return 1;
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(proc)) != NULL) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        found = *end == '\0' && e->d_name[0] != '\0' && pid != 1 && pid != zygote.pid;
-    }
-    closedir(proc);
-    return found;
-}
-
 /* The end of a case from the zygote: its process (which can start no
  * other: threads only) killed and reaped. Anything else of the namespace's
  * but the zygote ends the zygote and everything with it. */
@@ -1649,7 +1650,7 @@ static void end_zygote_case(pid_t pid, struct outcome *oc, int *main_done, struc
     struct rusage ru;
     pid_t reaped;
     while ((reaped = wait4(-1, &status, WNOHANG | __WALL, &ru)) > 0) reaped_other(reaped, &ru);
-    if (others_than_zygote()) {
+    if (others_in(proc_dir, 1, zygote.pid)) {
         kill_and_reap_all(pid, oc, main_done, main_ru, NULL);
         zygote.unusable = 1;
     }
@@ -1899,20 +1900,6 @@ static void warm(long long *files, long long *bytes) {
 
 /* ---- between jobs ------------------------------------------------------------ */
 
-/* Whether any process but PID 1 exists in the container's namespace. */
-static int others_alive(void) {
-    DIR *proc = opendir("/proc");
-    if (!proc) return 1;
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(proc)) != NULL) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        found = *end == '\0' && e->d_name[0] != '\0' && pid != 1;
-    }
-    closedir(proc);
-    return found;
-}
 
 /* Readies the container for another job; 0 when that is verified. Runs
  * happen in namespaces and mounts of their own, gone with their run init,
@@ -1932,7 +1919,7 @@ static int reset(uid_t next_uid, char *error, size_t error_len) {
             return -1;
         }
     }
-    if (others_alive()) {
+    if (others_in("/proc", 1, 1)) {
         snprintf(error, error_len, "a process outlived the last job");
         return -1;
     }
