@@ -277,6 +277,7 @@ def test_a_host_fault_at_dispatch_hands_the_claim_back_as_drain():
 
 def test_a_memory_limit_the_host_cannot_give_hands_back_that_job_alone_before_prep():
     rig = health_rig(payload(), payload(), payload(), max_jobs=5)
+    rig.time.advance = True  # a wait is time passing: the hold it served is over
     rig.dispatcher.memory_kb = 512  # the payload asks for 1024
     for _ in range(3):
         rig.poller.poll_once()
@@ -784,3 +785,52 @@ def test_a_claim_in_flight_holds_its_place_until_its_job_is_counted():
         counted.set()
         poller.stop()
         assert poller.join(JOIN_GUARD_SEC)
+
+
+def claim_beside(rig):
+    """One claim beside the poll loop, its place in the capacity taken first
+    as _claim_more takes it."""
+    with rig.poller._in_flight_lock:
+        rig.poller._in_flight += 1
+    rig.poller._claim_one()
+
+
+def test_a_memory_refusal_beside_the_poll_loop_holds_off_every_claim():
+    """Red when the hold is the refusing thread's alone: the loop and the
+    other claims took the job straight back, and its third refusal made it
+    a Judge Error within milliseconds."""
+    rig = health_rig(payload(), payload(), max_jobs=5)
+    rig.dispatcher.memory_kb = 512  # the payload asks for 1024
+    claim_beside(rig)
+    assert [r.reason for r in rig.sender.reports] == [AbortReason.DRAIN]
+    assert rig.time.waits == []  # its thread and its place let go at once
+    claim_beside(rig)
+    rig.poller.poll_once()
+    assert len(rig.client.calls) == 1  # neither the other claim nor the loop asked
+    assert rig.time.waits == [POLL_SEC]  # the loop waits out the hold
+    assert rig.poller._claims_in_flight() == 0
+
+
+def test_a_failed_claim_beside_the_poll_loop_is_counted_and_said(caplog):
+    rig = Rig(ProtocolError('GET next-job: the body has no job_id'))
+    claim_beside(rig)
+    assert 'no job_id' in caplog.text
+    assert rig.poller._claims_in_flight() == 0
+
+
+def test_no_long_poll_while_claims_are_in_flight_beside_the_poll_loop():
+    """Red when the loop long-polls beside them: a backend may cut a runner's
+    earlier long poll short when another call comes, and the loop then
+    waited a poll interval with a job in the queue."""
+    rig = Rig(payload(), long_poll=25)
+    with rig.poller._in_flight_lock:
+        rig.poller._in_flight += 1
+    rig.poller.poll_once()
+    assert rig.client.calls == [] and rig.time.waits == [POLL_SEC]  # woken by `freed`
+
+
+def test_a_claim_counted_and_then_failing_is_handed_back_not_leaked():
+    rig = Rig(payload())
+    rig.dispatcher.check_limits = lambda memory_limit_kb: 1 / 0
+    rig.poller.poll_once()
+    assert rig.sender.reports == [AbortReport('jb_1', AbortReason.PREP_FAILED, None)]

@@ -133,6 +133,9 @@ class Poller(LoopThread):
         # holding its place in the capacity.
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
+        # No claim before this time (the clock's), by any thread: a job
+        # handed back for memory comes first in the queue again.
+        self._held_until = float('-inf')
         self._preparer = preparer
         self._dispatcher = dispatcher
         self._sender = sender
@@ -177,11 +180,18 @@ class Poller(LoopThread):
         if not self._healthy():
             self._wait(self._stop, self._poll_interval_sec)
             return
-        if self._free() <= 0:
-            # Cleared before the count is read again: a release in between
-            # is seen by the count, one after it by the event.
+        held = self._held()
+        if held > 0:
+            self._wait(self._stop, held)
+            return
+        if self._free() <= 0 or self._claims_in_flight():
+            # Cleared before the counts are read again: a release in between
+            # is seen by the count, one after it by the event. With claims
+            # in flight beside it, the loop waits for them rather than mix
+            # a long poll with them (a backend may cut a runner's earlier
+            # long poll short when another call comes).
             self._tracker.freed.clear()
-            if self._free() <= 0 and not self._stop.is_set():
+            if (self._free() <= 0 or self._claims_in_flight()) and not self._stop.is_set():
                 self._wait(self._tracker.freed, self._poll_interval_sec)
             return
         asked_at = self._clock()
@@ -206,8 +216,17 @@ class Poller(LoopThread):
                 self._wait(self._stop, jittered(rest, self._rng))
             return
         with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
-            self._take(claim)
+            self._take(claim, in_loop=True)
         self._claim_more()
+
+    def _held(self) -> float:
+        """Seconds before anything may be claimed again (0 or less: none)."""
+        with self._in_flight_lock:
+            return self._held_until - self._clock()
+
+    def _claims_in_flight(self) -> int:
+        with self._in_flight_lock:
+            return self._in_flight
 
     def _free(self) -> int:
         """The capacity left: live claims and claims in flight count."""
@@ -220,7 +239,8 @@ class Poller(LoopThread):
         likely has more."""
         while not self._stop.is_set() and self._healthy():
             with self._in_flight_lock:
-                if self._max_concurrent_jobs - len(self._tracker) - self._in_flight <= 0:
+                if (self._max_concurrent_jobs - len(self._tracker) - self._in_flight <= 0
+                        or self._held_until > self._clock()):
                     return
                 self._in_flight += 1
             if not self._workers.offer(self._claim_one):
@@ -231,11 +251,18 @@ class Poller(LoopThread):
         """One claim beside the poll loop (on a pool thread). What goes wrong
         is the poll loop's to say and back off from, at its own next poll."""
         try:
-            if self._stop.is_set() or not self._healthy():
+            if self._stop.is_set() or not self._healthy() or self._held() > 0:
                 return
             try:
                 claim = self._client.next_job(0)
-            except BackendError:
+            except BackendError as exc:
+                if not self._stop.is_set():
+                    # Counted and said as the loop's own failures are (a
+                    # body without a usable job id is left to lease expiry);
+                    # an outage the loop meets and backs off from itself.
+                    metrics.POLL_FAILURES.labels(_failure_kind(exc)).inc()
+                    if not _is_outage(exc):
+                        log.warning('next-job failed: %s', exc)
                 return
             if claim is None:
                 return
@@ -258,9 +285,7 @@ class Poller(LoopThread):
         """How long to wait after a failed poll. An outage (no answer, or a 5xx)
         backs off and is said once; a body without a usable job_id (it cannot
         be aborted: lease expiry) or another refusal is said each time."""
-        outage = isinstance(exc, TransportError) or (isinstance(exc, UnexpectedStatus)
-                                                     and exc.status >= 500)
-        if not outage:
+        if not _is_outage(exc):
             log.warning('next-job failed: %s', exc)
             return jittered(self._poll_interval_sec, self._rng)
         if not self._failed_polls:
@@ -272,7 +297,7 @@ class Poller(LoopThread):
     def _healthy(self) -> bool:
         return self._health is None or self._health.healthy
 
-    def _refuse_for_memory(self, job_id: str, fault: HostFault, job_dir) -> None:
+    def _refuse_for_memory(self, job_id: str, fault: HostFault, job_dir, in_loop: bool) -> None:
         refusals = self._memory_refusals.pop(job_id, 0) + 1
         self._memory_refusals[job_id] = refusals
         while len(self._memory_refusals) > _REMEMBERED_REFUSALS:
@@ -287,13 +312,19 @@ class Poller(LoopThread):
                 'job %s: %s; refused %d times (no runner took it): handing it back as '
                 'prep_failed, so that it ends as a Judge Error', job_id, fault.cause, refusals)
             self._abort(job_id, AbortReason.PREP_FAILED, job_dir)
-        # Not at once again: a handed back job is first in the queue.
-        self._wait(self._stop, jittered(self._poll_interval_sec, self._rng))
+        # Not at once again, by any thread of this runner: a handed back job
+        # is first in the queue. The loop waits here; a claim beside it lets
+        # its thread and its place go at once.
+        pause = jittered(self._poll_interval_sec, self._rng)
+        with self._in_flight_lock:
+            self._held_until = max(self._held_until, self._clock() + pause)
+        if in_loop:
+            self._wait(self._stop, pause)
 
     def _host_fault(self, fault: HostFault, job_id: str, problem_id: int, job_dir) -> None:
         """Hand the claim back unjudged (drain spends no attempt) and say why."""
         if fault.kind is FaultKind.MEMORY:
-            self._refuse_for_memory(job_id, fault, job_dir)
+            self._refuse_for_memory(job_id, fault, job_dir, in_loop=False)
             return
         recheck = None
         if fault.kind is FaultKind.TOKEN:
@@ -306,23 +337,29 @@ class Poller(LoopThread):
             log.error('host fault: %s', fault.cause)
         self._abort(job_id, AbortReason.DRAIN, job_dir)
 
-    def _take(self, claim: Claim) -> None:
+    def _take(self, claim: Claim, in_loop: bool = False) -> None:
         # Before prep: from here on the heartbeat renews this claim's lease.
         self._tracker.add(claim.job_id)
         metrics.JOBS_CLAIMED.inc()
-        if isinstance(claim, BadClaim):
-            log.error('job %s cannot be judged: %s', claim.job_id, claim.problem)
-            self._abort(claim.job_id, AbortReason.PREP_FAILED, None)
-            return
-        log.info('claimed job %s (submission %s, problem %d, %s, %d case(s))', claim.job_id,
-                 claim.submission_id, claim.problem_id, claim.language.name,
-                 sum(t.case_count for t in claim.tasks))
         try:
-            self._dispatcher.check_limits(max(t.memory_limit_kb for t in claim.tasks))
-        except HostFault as fault:
-            self._refuse_for_memory(claim.job_id, fault, None)
-            return
-        self._workers.submit(functools.partial(self._see_through, claim))
+            if isinstance(claim, BadClaim):
+                log.error('job %s cannot be judged: %s', claim.job_id, claim.problem)
+                self._abort(claim.job_id, AbortReason.PREP_FAILED, None)
+                return
+            log.info('claimed job %s (submission %s, problem %d, %s, %d case(s))', claim.job_id,
+                     claim.submission_id, claim.problem_id, claim.language.name,
+                     sum(t.case_count for t in claim.tasks))
+            try:
+                self._dispatcher.check_limits(max(t.memory_limit_kb for t in claim.tasks))
+            except HostFault as fault:
+                self._refuse_for_memory(claim.job_id, fault, None, in_loop)
+                return
+            self._workers.submit(functools.partial(self._see_through, claim))
+        except Exception:
+            # Counted, so never left without its report (it would hold its
+            # lease and its place for ever).
+            log.exception('taking job %s failed', claim.job_id)
+            self._abort(claim.job_id, self._failure_reason(), None)
 
     def _see_through(self, claim: JobPayload) -> None:
         """A claim prepared and dispatched (on a preparation's thread)."""
@@ -385,6 +422,12 @@ class Poller(LoopThread):
             log.info('returning job %s to the queue (drain)', job_id)
         self._sender.submit(
             AbortReport(job_id, reason, job_dir, submission_id=current_submission_id()))
+
+
+def _is_outage(exc: BackendError) -> bool:
+    """No answer, or a 5xx: the backend is away, not refusing the call."""
+    return isinstance(exc, TransportError) or (isinstance(exc, UnexpectedStatus)
+                                               and exc.status >= 500)
 
 
 def _failure_kind(exc: BackendError) -> str:
