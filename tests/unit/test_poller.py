@@ -834,3 +834,13 @@ def test_a_claim_counted_and_then_failing_is_handed_back_not_leaked():
     rig.dispatcher.check_limits = lambda memory_limit_kb: 1 / 0
     rig.poller.poll_once()
     assert rig.sender.reports == [AbortReport('jb_1', AbortReason.PREP_FAILED, None)]
+
+
+def test_while_jobs_come_the_loop_asks_without_waiting_and_long_polls_once_none_came():
+    rig = Rig(payload('jb_1'), None, None, long_poll=25, max_jobs=4)
+    for _ in range(3):
+        rig.poller.poll_once()
+    assert rig.client.calls == [25, 0, 25]
+    # Only the long poll's 204 at once is waited out (a backend that ignores
+    # `wait`), not the 204 to an ask without waiting.
+    assert rig.time.waits == [POLL_SEC]

@@ -8,7 +8,9 @@ the last one downloads. After a claim, the rest of the capacity is claimed
 at once, each claim on an idle thread of the same pool (`_claim_more`): a
 claim is a round trip, and one at a time a backend 20 ms away could hand
 out at most 50 jobs a second. A claim in flight holds its place in the
-capacity until the job it brought is counted. The order of the steps is
+capacity until the job it brought is counted. While jobs come, the loop
+asks without waiting too; only once the queue was found empty does it
+long-poll, and never beside claims in flight. The order of the steps is
 the point of this module:
 
 - the claim is added to the tracker before preparing, so the heartbeat
@@ -136,6 +138,9 @@ class Poller(LoopThread):
         # No claim before this time (the clock's), by any thread: a job
         # handed back for memory comes first in the queue again.
         self._held_until = float('-inf')
+        # The last claim found the queue empty: the loop's next one may be a
+        # long poll. While jobs come, it asks without waiting.
+        self._queue_empty = True
         self._preparer = preparer
         self._dispatcher = dispatcher
         self._sender = sender
@@ -184,19 +189,21 @@ class Poller(LoopThread):
         if held > 0:
             self._wait(self._stop, held)
             return
-        if self._free() <= 0 or self._claims_in_flight():
+        long_poll = self._long_poll_sec if self._queue_empty else 0
+        if self._free() <= 0 or (long_poll and self._claims_in_flight()):
             # Cleared before the counts are read again: a release in between
             # is seen by the count, one after it by the event. With claims
             # in flight beside it, the loop waits for them rather than mix
             # a long poll with them (a backend may cut a runner's earlier
             # long poll short when another call comes).
             self._tracker.freed.clear()
-            if (self._free() <= 0 or self._claims_in_flight()) and not self._stop.is_set():
+            if (self._free() <= 0 or
+                (long_poll and self._claims_in_flight())) and not self._stop.is_set():
                 self._wait(self._tracker.freed, self._poll_interval_sec)
             return
         asked_at = self._clock()
         try:
-            claim = self._client.next_job(self._long_poll_sec)
+            claim = self._client.next_job(long_poll)
         except BackendError as exc:
             if self._stop.is_set():
                 return  # our own stop cut the request short: nothing to say
@@ -209,12 +216,16 @@ class Poller(LoopThread):
             self._failed_polls = 0
         if claim is None:
             log.debug('next-job: nothing to claim')
+            self._queue_empty = True
+            if self._long_poll_sec and not long_poll:
+                return  # asked without waiting: the next ask is a long poll
             # A backend that ignores `wait` answers at once: fall back to the
             # poll interval, counted from when we asked.
             rest = self._poll_interval_sec - (self._clock() - asked_at)
             if rest > 0:
                 self._wait(self._stop, jittered(rest, self._rng))
             return
+        self._queue_empty = False
         with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
             self._take(claim, in_loop=True)
         self._claim_more()
@@ -265,7 +276,9 @@ class Poller(LoopThread):
                         log.warning('next-job failed: %s', exc)
                 return
             if claim is None:
+                self._queue_empty = True
                 return
+            self._queue_empty = False
             metrics.POLL_LAST_SUCCESS.set_to_current_time()
             with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
                 self._take(claim)
