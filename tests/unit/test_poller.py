@@ -844,3 +844,56 @@ def test_while_jobs_come_the_loop_asks_without_waiting_and_long_polls_once_none_
     # Only the long poll's 204 at once is waited out (a backend that ignores
     # `wait`), not the 204 to an ask without waiting.
     assert rig.time.waits == [POLL_SEC]
+
+
+def test_a_refusal_holds_off_the_loop_before_its_abort_can_wake_it():
+    """The abort's release wakes the loop at once (the sender finalizes
+    before it sends): red when the hold comes after the abort, as the loop
+    then took the handed back job straight again."""
+    rig = Rig(payload('jb_big'), max_jobs=4, long_poll=25)
+    rig.dispatcher.memory_kb = 512  # the payload asks for 1024
+    woken = []
+
+    def submit(report):
+        rig.sender.reports.append(report)
+        rig.tracker.remove(report.job_id)
+        rig.client.answers.insert(0, payload(report.job_id))  # handed back: first again
+        if not woken:
+            woken.append(1)
+            rig.poller.poll_once()  # the loop, woken by the release, runs now
+
+    rig.sender.submit = submit
+    claim_beside(rig)
+    assert len(rig.client.calls) == 1 and len(rig.sender.reports) == 1
+
+
+def test_the_loop_asks_without_waiting_beside_a_claim_in_flight():
+    rig = Rig(payload('jb_1'), payload('jb_2'), max_jobs=4, long_poll=25)
+    rig.poller.poll_once()  # jb_1: jobs come
+    with rig.poller._in_flight_lock:
+        rig.poller._in_flight += 1  # a claim beside the loop, still in flight
+    rig.poller.poll_once()
+    assert rig.client.calls == [25, 0] and rig.time.waits == []
+
+
+def test_a_204_beside_the_loop_makes_its_next_ask_a_long_poll():
+    rig = Rig(payload('jb_1'), None, None, max_jobs=4, long_poll=25)
+    rig.poller.poll_once()
+    claim_beside(rig)  # the queue found empty beside the loop
+    rig.poller.poll_once()
+    assert rig.client.calls == [25, 0, 25]
+
+
+def test_a_job_claimed_beside_the_loop_makes_it_ask_without_waiting():
+    rig = Rig(None, payload('jb_2'), None, max_jobs=4, long_poll=25, duration=25)
+    rig.poller.poll_once()  # a long poll's 204 after its whole wait
+    claim_beside(rig)  # jobs come again
+    rig.poller.poll_once()
+    assert rig.client.calls == [25, 0, 0]
+
+
+def test_without_long_polls_a_204_after_a_job_still_waits_the_poll_interval():
+    rig = Rig(payload('jb_1'), None, None, max_jobs=4, long_poll=0)
+    for _ in range(3):
+        rig.poller.poll_once()
+    assert rig.client.calls == [0, 0, 0] and rig.time.waits == [POLL_SEC, POLL_SEC]

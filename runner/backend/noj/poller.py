@@ -311,10 +311,17 @@ class Poller(LoopThread):
         return self._health is None or self._health.healthy
 
     def _refuse_for_memory(self, job_id: str, fault: HostFault, job_dir, in_loop: bool) -> None:
-        refusals = self._memory_refusals.pop(job_id, 0) + 1
-        self._memory_refusals[job_id] = refusals
-        while len(self._memory_refusals) > _REMEMBERED_REFUSALS:
-            self._memory_refusals.popitem(last=False)
+        # Not at once again, by any thread of this runner: a handed back job
+        # is first in the queue. Held before the abort is queued (its release
+        # wakes the loop, which must find the hold). The loop waits here; a
+        # claim beside it lets its thread and its place go at once.
+        pause = jittered(self._poll_interval_sec, self._rng)
+        with self._in_flight_lock:
+            self._held_until = max(self._held_until, self._clock() + pause)
+            refusals = self._memory_refusals.pop(job_id, 0) + 1
+            self._memory_refusals[job_id] = refusals
+            while len(self._memory_refusals) > _REMEMBERED_REFUSALS:
+                self._memory_refusals.popitem(last=False)
         metrics.HOST_FAULTS.labels(fault.kind.value).inc()
         if refusals < MEMORY_REFUSALS:
             log.warning('job %s: %s; handing it back for a runner with more memory', job_id,
@@ -325,12 +332,6 @@ class Poller(LoopThread):
                 'job %s: %s; refused %d times (no runner took it): handing it back as '
                 'prep_failed, so that it ends as a Judge Error', job_id, fault.cause, refusals)
             self._abort(job_id, AbortReason.PREP_FAILED, job_dir)
-        # Not at once again, by any thread of this runner: a handed back job
-        # is first in the queue. The loop waits here; a claim beside it lets
-        # its thread and its place go at once.
-        pause = jittered(self._poll_interval_sec, self._rng)
-        with self._in_flight_lock:
-            self._held_until = max(self._held_until, self._clock() + pause)
         if in_loop:
             self._wait(self._stop, pause)
 
