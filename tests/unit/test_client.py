@@ -16,7 +16,7 @@ from dispatcher.job import TaskMeta
 from runner.backend.noj.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError, Outcome,
                                        ProtocolError, TokenRefused, TransportError, Unauthorized,
                                        UnexpectedStatus, transport_kind)
-from runner.backend.http_session import Interrupted
+from runner.backend.http_session import Interrupted, Interrupter
 from runner.backend.noj.inbound import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
 from runner.backend.noj.outbound import AbortReason, complete_body
 from sandbox.languages import Language
@@ -1089,3 +1089,50 @@ def test_register_keeps_intervals_that_hold_leases_and_spin_no_loop(mock, config
 
 def test_register_takes_a_whole_number_written_as_a_float(mock):
     assert register_with(mock, {'max_concurrent_jobs': 8.0}).config.max_concurrent_jobs == 8
+
+
+@pytest.mark.parametrize('method, kwargs', [
+    ('GET', {
+        'params': {
+            'wait': '25'
+        },
+        'headers': {
+            'Authorization': 'Bearer rk'
+        }
+    }),
+    ('GET', {
+        'params': {
+            'token': 'sbx'
+        }
+    }),
+    ('PUT', {
+        'json': {
+            'tasks': [[{
+                'status': 'AC'
+            }]]
+        },
+        'headers': {
+            'Authorization': 'Bearer rk'
+        }
+    }),
+    ('POST', {
+        'json': {
+            'name': 'r'
+        },
+        'headers': {
+            'Accept-Encoding': None,
+            'X-A': 'b'
+        }
+    }),
+])
+def test_a_request_is_prepared_as_requests_prepares_it(method, kwargs):
+    """The session's lean preparation (no Protocol isinstance checks) makes
+    the same request as requests' own, its session headers and cookies too."""
+    session = Interrupter().session()
+    session.cookies.set('affinity', 'node-2', domain='backend.example')
+    request = requests.Request(method, 'http://backend.example/runners/rn/next-job', **kwargs)
+    ours = session.prepare_request(request)
+    theirs = requests.Session.prepare_request(session, request)
+    assert (ours.method, ours.url, dict(ours.headers),
+            ours.body) == (theirs.method, theirs.url, dict(theirs.headers), theirs.body)
+    assert ours.headers['Cookie'] == 'affinity=node-2'
