@@ -1442,7 +1442,9 @@ static int others_in(const char *proc, long pid, long also) {
  * zygote's, cannot signal it, so no case reaches a later one through it.
  * Whatever goes wrong with it (an image without it, no answer in time,
  * anything of a run left beside it) ends it, and everything of the run
- * with it, and the run init execs its runs as ever from then on. */
+ * with it, and the run init execs its runs as ever from then on; a case
+ * that may have run meanwhile (on its input) fails, for the host to try
+ * again in a fresh sandbox (run). */
 #define ZYGOTE_ANSWER_MS 10000
 #define ZYGOTE_MIN_LANDLOCK 6
 
