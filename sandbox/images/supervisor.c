@@ -1468,16 +1468,20 @@ static int argc_of(char *const *strings) {
     return n;
 }
 
-/* An answer of the zygote's, within ZYGOTE_ANSWER_MS; -1 without one. */
+/* An answer of the zygote's, within ZYGOTE_ANSWER_MS: 0; -1 without one;
+ * ZYGOTE_GONE when its socket was closed (the zygote has died). */
+#define ZYGOTE_GONE 1
 static int zygote_answer(int32_t *value) {
     struct pollfd p = {zygote.sock, POLLIN, 0};
     int ready;
     do {
         ready = poll(&p, 1, ZYGOTE_ANSWER_MS);
     } while (ready < 0 && errno == EINTR);
-    return ready == 1 && recv(zygote.sock, value, sizeof *value, MSG_DONTWAIT) == (ssize_t)sizeof *value
-               ? 0
-               : -1;
+    if (ready != 1) return -1;
+    ssize_t n = recv(zygote.sock, value, sizeof *value, MSG_DONTWAIT);
+    if (n == (ssize_t)sizeof *value) return 0;
+    /* Closed; or closed with our request unread, which resets the socket. */
+    return n == 0 || (n < 0 && errno == ECONNRESET) ? ZYGOTE_GONE : -1;
 }
 
 /* Every process of the namespace but this run init killed and reaped, the
@@ -1567,7 +1571,7 @@ static int start_zygote(const struct request *rq, int ruleset) {
     zygote.pid = pid;
     zygote.sock = sv[0];
     int32_t ready;
-    if (zygote_answer(&ready) < 0 || ready != ZYGOTE_READY) {
+    if (zygote_answer(&ready) != 0 || ready != ZYGOTE_READY) {
         zygote_broken();
         return -1;
     }
@@ -1626,7 +1630,12 @@ static pid_t zygote_spawn(const struct request *rq, int in_fd, int out_fd, int e
     memcpy(CMSG_DATA(c), fds, sizeof fds);
     int32_t pid;
     if (sendmsg(zygote.sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof sp) return -1;
-    if (zygote_answer(&pid) < 0 || pid == ZYGOTE_UNKNOWN) return -2;
+    int answered = zygote_answer(&pid);
+    /* A zygote that died without an answer made nothing of the case when
+     * nothing but it is in the namespace: a process of the case, alive or
+     * not, is this run init's own (adopted) and not reaped yet. */
+    if (answered == ZYGOTE_GONE) return others_in(proc_dir, 1, zygote.pid) ? -2 : -1;
+    if (answered < 0 || pid == ZYGOTE_UNKNOWN) return -2;
     return pid > 1 ? pid : -1;
 }
 
