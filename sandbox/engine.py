@@ -50,6 +50,14 @@ class Want:
     stage: Stage
 
 
+@dataclasses.dataclass(eq=False)
+class _Waiter:
+    """A run waiting for its turn (RunEngine._turn)."""
+    job_key: str
+    turn: threading.Condition  # on the engine's lock
+    admitted: bool = False
+
+
 def _count_down(counts: Dict[str, int], key: str) -> None:
     left = counts.pop(key) - 1
     if left:
@@ -73,10 +81,16 @@ class RunEngine:
         self._cores = cores
         self._core_count = core_count
         self._pairs = threading.BoundedSemaphore(max(1, max_pairs))
-        self._lock = threading.Condition()
+        self._lock = threading.RLock()
         self._running = 0  # runs holding a core (not those waiting for one)
         self._admitted: Dict[str, int] = {}  # runs of a job past their turn, by job key
+        self._admitted_total = 0
         self._waiting: Dict[str, int] = {}  # runs of a job waiting for their turn
+        # Those runs, first come first: each is let in (admitted) by the
+        # change that gives it its turn, and only it is woken. Waking every
+        # waiter at every run's end, to look again for itself, cost the
+        # runner several thread switches a run under an exam's load.
+        self._turns: List[_Waiter] = []
         # Admitted runs getting a container with the engine's work, holding
         # no core (and asking for none meanwhile): they do not speak for one.
         self._working = 0
@@ -88,7 +102,7 @@ class RunEngine:
         killed: each ends in Cancelled, which is never tried again."""
         with self._lock:
             self._cancelled.update(job_keys)
-            self._lock.notify_all()  # its runs waiting for their turn end now
+            self._let_in()  # its runs waiting for their turn end now
         for key in job_keys:
             self._pool.abort_runs(key)
 
@@ -146,21 +160,61 @@ class RunEngine:
     @contextlib.contextmanager
     def _turn(self, job_key: str) -> Iterator[None]:
         """Around a run of `job_key`: its turn (see the module's docstring).
-        Every admitted run ends (a run is bounded), so every wait ends."""
+        Every admitted run ends (a run is bounded), and every change that
+        may give a waiting run its turn lets it in (`_let_in`), so every
+        wait ends."""
         with self._lock:
-            self._waiting[job_key] = self._waiting.get(job_key, 0) + 1
-            try:
-                self._lock.wait_for(lambda: job_key in self._cancelled or not self._admitted.get(
-                    job_key) or sum(self._admitted.values()) - self._working < self._core_count)
-            finally:
-                _count_down(self._waiting, job_key)
-            self._admitted[job_key] = self._admitted.get(job_key, 0) + 1
+            if self._may_go(job_key):
+                self._admit(job_key)
+            else:
+                self._wait_for_turn(job_key)
         try:
             yield
         finally:
             with self._lock:
                 _count_down(self._admitted, job_key)
-                self._lock.notify_all()
+                self._admitted_total -= 1
+                self._let_in()
+
+    def _may_go(self, job_key: str) -> bool:
+        """Lock held."""
+        return (job_key in self._cancelled or not self._admitted.get(job_key)
+                or self._admitted_total - self._working < self._core_count)
+
+    def _admit(self, job_key: str) -> None:
+        """Lock held."""
+        self._admitted[job_key] = self._admitted.get(job_key, 0) + 1
+        self._admitted_total += 1
+
+    def _wait_for_turn(self, job_key: str) -> None:
+        """Lock held. Returns admitted, by `_let_in`."""
+        waiter = _Waiter(job_key, threading.Condition(self._lock))
+        self._turns.append(waiter)
+        self._waiting[job_key] = self._waiting.get(job_key, 0) + 1
+        try:
+            while not waiter.admitted:
+                waiter.turn.wait()
+        except BaseException:
+            if waiter.admitted:  # let in, but this run will not be made
+                _count_down(self._admitted, job_key)
+                self._admitted_total -= 1
+                self._let_in()
+            else:
+                self._turns.remove(waiter)
+            raise
+        finally:
+            _count_down(self._waiting, job_key)
+
+    def _let_in(self) -> None:
+        """Lock held, after a change that may give waiting runs their turn:
+        each that has it now is admitted, in the order they came (each one
+        admitted counts for the next), and woken."""
+        for waiter in list(self._turns):
+            if self._may_go(waiter.job_key):
+                self._turns.remove(waiter)
+                self._admit(waiter.job_key)
+                waiter.admitted = True
+                waiter.turn.notify()
 
     def _taking_turns(self) -> FrozenSet[str]:
         """The jobs with a run admitted or waiting for its turn: the pool
@@ -297,7 +351,7 @@ class RunEngine:
             return
         with self._lock:
             self._working += 1
-            self._lock.notify_all()
+            self._let_in()
         try:
             yield
         finally:

@@ -30,7 +30,7 @@ class Pool:
     """A container for every acquire: its runs report their start, then wait
     for their job's event. A job in `making` gets none without engine work,
     and its acquire with engine work (a new container) waits for its event
-    in `made`."""
+    there."""
 
     def __init__(self):
         self.started: 'queue.Queue[str]' = queue.Queue()
@@ -42,7 +42,7 @@ class Pool:
         if job_key in self.making:
             if not engine_work:
                 return None
-            assert self.making.pop(job_key).wait(WAIT_SEC)
+            assert self.making[job_key].wait(WAIT_SEC)
         self.proceed.setdefault(job_key, threading.Event())
         return Container(job_key, self.started, self.proceed)
 
@@ -69,11 +69,26 @@ class Cores:
         self._slots.release()
 
 
+class GatedCores(Cores):
+    """Cores, but a run of a job in `gated` waits at its gate after asking."""
+
+    def __init__(self, count):
+        super().__init__(count)
+        self.gated = {}
+
+    def acquire(self):
+        self.asked.put(threading.current_thread().name)
+        gate = self.gated.get(threading.current_thread().name)
+        if gate is not None:
+            assert gate.wait(WAIT_SEC)
+        self._slots.acquire()
+
+
 class Engine:
 
-    def __init__(self, cores):
+    def __init__(self, cores, cores_class=Cores):
         self.pool = Pool()
-        self.cores = Cores(cores)
+        self.cores = cores_class(cores)
         self.engine = RunEngine(self.pool, self.cores, max_pairs=1, core_count=cores)
         self.outcomes: 'queue.Queue[object]' = queue.Queue()
 
@@ -166,3 +181,46 @@ def test_a_run_getting_a_new_container_does_not_speak_for_a_core():
     two.end('j')
     assert two.started() == 'k'
     two.end('k')
+
+
+def test_the_runs_waiting_for_their_turn_go_one_at_a_time_in_the_order_they_came():
+    two = Engine(cores=2)
+    for key in ('a', 'b'):
+        two.run(key)
+        assert two.asked_for_a_core() == key and two.started() == key
+    two.run('a')
+    two.asks_for_no_core()
+    two.run('a')
+    two.asks_for_no_core()
+    two.end('a')  # one of the two has its turn; the other waits for it
+    assert two.asked_for_a_core() == 'a' and two.started() == 'a'
+    two.asks_for_no_core()
+    two.end('a')
+    assert two.asked_for_a_core() == 'a' and two.started() == 'a'
+    two.end('a')
+    two.end('b')
+
+
+def test_a_run_waiting_for_its_turn_goes_when_its_jobs_run_under_way_starts_getting_a_new_container(
+):
+    one = Engine(cores=1, cores_class=GatedCores)
+    one.run('a')
+    assert one.asked_for_a_core() == 'a' and one.started() == 'a'
+    made = one.pool.making['k'] = threading.Event()
+    gate = one.cores.gated['k'] = threading.Event()
+    one.run('k')  # its turn (no run of k under way), then its core, at the gate
+    assert one.asked_for_a_core() == 'k'
+    one.run('k')  # k's first run is admitted and the core spoken for: it waits
+    one.asks_for_no_core()
+    one.end('a')
+    one.asks_for_no_core()
+    # k's first run gets the core, finds no container without the engine's
+    # work and gives the core back for it: the core is no longer spoken for.
+    gate.set()
+    assert one.asked_for_a_core() == 'k'
+    made.set()
+    assert one.asked_for_a_core() == 'k' and one.asked_for_a_core() == 'k'
+    assert one.started() == 'k'
+    one.end('k')
+    assert one.started() == 'k'
+    one.end('k')
