@@ -9,6 +9,7 @@ unreachable Docker engine); 3 when the drain ran out of budget and left work
 to lease expiry.
 """
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -60,6 +61,11 @@ def main(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.e
 
     # Imported here so that `--help` and a bad configuration answer at once.
     from runner.daemon import Daemon, StartupError
+    # What start-up made lives as long as the process: the collector leaves
+    # it alone, and runs less often (its young generation's collections are
+    # many short pauses of every thread at an exam's load).
+    gc.freeze()
+    gc.set_threshold(10000, 20, 20)
     daemon = Daemon(settings, stop)
     try:
         return daemon.run()

@@ -13,6 +13,7 @@ import pathlib
 import secrets
 import shutil
 import socket
+import stat
 import tempfile
 import threading
 import uuid
@@ -432,13 +433,13 @@ def _link_or_copy(src: pathlib.Path, dst: pathlib.Path) -> None:
     Only regular files and folders are taken: a link in a job folder is never
     followed into the box.
     """
-    st = os.lstat(src)
-    if os.path.isdir(src) and not os.path.islink(src):
+    st = os.lstat(src)  # one look, which sees a link as a link (a case's every input is linked)
+    if stat.S_ISDIR(st.st_mode):
         dst.mkdir(mode=0o755)
         for entry in os.scandir(src):
             _link_or_copy(pathlib.Path(entry.path), dst / entry.name)
         return
-    if not os.path.isfile(src) or os.path.islink(src):
+    if not stat.S_ISREG(st.st_mode):
         return
     if st.st_mode & 0o444 == 0o444:
         try:

@@ -189,9 +189,9 @@ class RunEngine:
     def _wait_for_turn(self, job_key: str) -> None:
         """Lock held. Returns admitted, by `_let_in`."""
         waiter = _Waiter(job_key, threading.Condition(self._lock))
-        self._turns.append(waiter)
         self._waiting[job_key] = self._waiting.get(job_key, 0) + 1
         try:
+            self._turns.append(waiter)
             while not waiter.admitted:
                 waiter.turn.wait()
         except BaseException:
@@ -199,7 +199,7 @@ class RunEngine:
                 _count_down(self._admitted, job_key)
                 self._admitted_total -= 1
                 self._let_in()
-            else:
+            elif waiter in self._turns:
                 self._turns.remove(waiter)
             raise
         finally:

@@ -173,7 +173,9 @@ class WarmRequest:
 
 def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
     """The files and bytes read."""
-    fields = _read_answer(sock)
+    answer = _AnswerReader(sock)
+    fields = _read_answer(answer)
+    answer.end()
     try:
         return int(fields['files']), int(fields['bytes'])
     except (KeyError, ValueError):
@@ -183,7 +185,9 @@ def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
 def read_reset_response(sock: socket.socket) -> int:
     """The memory the container's cgroup holds after a verified reset, in KiB
     (-1: unknown); SupervisorFailure when the reset could not be verified."""
-    fields = _read_answer(sock)
+    answer = _AnswerReader(sock)
+    fields = _read_answer(answer)
+    answer.end()
     try:
         return max(-1, int(fields.get('mem_kb', '-1')))
     except ValueError:
@@ -208,6 +212,41 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
+# What one socket read of an answer asks for: a case's whole answer (its
+# header and a small output) mostly.
+_READ_AHEAD = 64 * 1024
+
+
+class _AnswerReader:
+    """An answer's parts, read from the supervisor's socket in as few reads
+    as it came in: each read (a poll, then a recv, for the connection's
+    timeout) lets go of the GIL, and under an exam's load every such let-go
+    is a switch between the runner's threads. A part longer than a read is
+    read to its exact end, nothing past it."""
+
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+        self._buf = b''
+
+    def exact(self, n: int) -> bytes:
+        while len(self._buf) < n <= len(self._buf) + _READ_AHEAD:
+            chunk = self._sock.recv(_READ_AHEAD)
+            if not chunk:
+                raise SupervisorProtocolError('supervisor closed the connection')
+            self._buf += chunk
+        if len(self._buf) >= n:
+            part, self._buf = self._buf[:n], self._buf[n:]
+            return part
+        part = self._buf + _recv_exact(self._sock, n - len(self._buf))
+        self._buf = b''
+        return part
+
+    def end(self) -> None:
+        """The answer was read whole: the supervisor says nothing unasked."""
+        if self._buf:
+            raise SupervisorProtocolError('the supervisor sent more than its answer')
+
+
 def _parse_header(raw: bytes) -> Dict[str, str]:
     try:
         text = raw.decode('ascii')
@@ -222,17 +261,17 @@ def _parse_header(raw: bytes) -> Dict[str, str]:
     return fields
 
 
-def _read_header(sock: socket.socket) -> Dict[str, str]:
-    (length, ) = _U32.unpack(_recv_exact(sock, _U32.size))
+def _read_header(answer: _AnswerReader) -> Dict[str, str]:
+    (length, ) = _U32.unpack(answer.exact(_U32.size))
     if length > MAX_HEADER:
         raise SupervisorProtocolError('header too long')
-    return _parse_header(_recv_exact(sock, length))
+    return _parse_header(answer.exact(length))
 
 
-def _read_answer(sock: socket.socket) -> Dict[str, str]:
+def _read_answer(answer: _AnswerReader) -> Dict[str, str]:
     """The fields of an answer the supervisor says it carried out; every
     answer, a failure too, names the protocol it speaks."""
-    fields = _read_header(sock)
+    fields = _read_header(answer)
     if fields.get('protocol') != str(PROTOCOL_VERSION):
         raise SupervisorProtocolError(
             f'supervisor speaks protocol {fields.get("protocol")!r:.40}, not {PROTOCOL_VERSION}')
@@ -242,7 +281,8 @@ def _read_answer(sock: socket.socket) -> Dict[str, str]:
 
 
 def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
-    fields = _read_answer(sock)
+    answer = _AnswerReader(sock)
+    fields = _read_answer(answer)
     try:
         n = {k: int(fields[k]) for k in _INT_FIELDS}
     except (KeyError, ValueError):
@@ -254,10 +294,11 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
         raise SupervisorProtocolError('payload longer than requested')
     if any(n[k] < 0 for k in ('cpu_us', 'wall_us', 'maxrss_kb', 'out_size', 'err_size')):
         raise SupervisorProtocolError('negative measurement')
-    stdout = _recv_exact(sock, n['out_len'])
-    stderr = _recv_exact(sock, n['err_len'])
-    stderr_tail = _recv_exact(sock, n['tail_len'])
-    artifact = _recv_exact(sock, n['art_len']) if fields['art_status'] == 'ok' else None
+    stdout = answer.exact(n['out_len'])
+    stderr = answer.exact(n['err_len'])
+    stderr_tail = answer.exact(n['tail_len'])
+    artifact = answer.exact(n['art_len']) if fields['art_status'] == 'ok' else None
+    answer.end()
     return RunResponse(exit_code=n['exit_code'],
                        signal=n['signal'],
                        wall_timeout=bool(n['wall_timeout']),

@@ -1,6 +1,8 @@
 """The host never trusts the supervisor: malformed or oversized answers are errors."""
+import dataclasses
 import socket
 import struct
+import threading
 
 import pytest
 
@@ -160,3 +162,62 @@ def test_a_reset_is_done_only_when_the_supervisor_says_so():
             read_reset_response(answer(fields))
     with pytest.raises(SupervisorProtocolError):
         read_reset_response(answer({'ok': '1', 'protocol': 'x' * 5000}))
+
+
+class CountingSocket:
+    """A socket's reads, counted: each is a let-go of the GIL."""
+
+    def __init__(self, sock):
+        self._sock, self.reads = sock, 0
+
+    def recv(self, n):
+        self.reads += 1
+        return self._sock.recv(n)
+
+    def recv_into(self, view, n):
+        self.reads += 1
+        return self._sock.recv_into(view, n)
+
+
+def test_a_small_answer_is_read_in_one_read():
+    host = CountingSocket(answer(GOOD, b'hi\n'))
+    assert read_response(host, REQUEST).stdout == b'hi\n'
+    assert host.reads == 1
+
+
+def test_an_answer_that_comes_a_byte_at_a_time_is_read_whole():
+    header = ''.join(f'{k}={v}\n' for k, v in GOOD.items()).encode()
+    host, supervisor = socket.socketpair()
+    whole = struct.pack('<I', len(header)) + header + b'hi\n'
+
+    def drip():
+        for i in range(len(whole)):
+            supervisor.sendall(whole[i:i + 1])
+        supervisor.close()
+
+    writer = threading.Thread(target=drip)
+    writer.start()
+    assert read_response(host, REQUEST).stdout == b'hi\n'
+    writer.join()
+
+
+def test_a_long_output_is_read_to_its_end():
+    request = dataclasses.replace(REQUEST, out_send=1 << 20)
+    out = bytes(range(256)) * 1000
+    fields = {**GOOD, 'out_len': str(len(out)), 'out_size': str(len(out))}
+    host, supervisor = socket.socketpair()
+    header = ''.join(f'{k}={v}\n' for k, v in fields.items()).encode()
+    writer = threading.Thread(target=lambda: (supervisor.sendall(
+        struct.pack('<I', len(header)) + header + out), supervisor.close()))
+    writer.start()
+    assert read_response(host, request).stdout == out
+    writer.join()
+
+
+def test_more_than_the_answer_is_a_protocol_error():
+    # The supervisor speaks only when asked: bytes past an answer would be
+    # taken for the next one's.
+    with pytest.raises(SupervisorProtocolError, match='more than its answer'):
+        read_response(answer(GOOD, b'hi\nextra'), REQUEST)
+    with pytest.raises(SupervisorProtocolError, match='more than its answer'):
+        read_reset_response(answer({'ok': '1', 'protocol': str(PROTOCOL_VERSION)}, b'x'))
