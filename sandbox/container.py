@@ -300,8 +300,9 @@ class SandboxContainer:
     def _converse(self, request: RunRequest) -> RunResponse:
         """Lock held: the request sent, its answer read."""
         try:
-            self._conn.settimeout((request.wall_ms + request.wall_credit_ms) / 1000 +
-                                  TRANSFER_GRACE_SEC)
+            timeout = (request.wall_ms + request.wall_credit_ms) / 1000 + TRANSFER_GRACE_SEC
+            if self._conn.gettimeout() != timeout:  # a system call each time
+                self._conn.settimeout(timeout)
             self._conn.sendall(request.encode())
             response = read_response(self._conn, request)
         except SupervisorFailure:

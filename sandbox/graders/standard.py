@@ -3,6 +3,7 @@ compared with the answer (sandbox/compare.py), and a TLE near the limit run
 once more (noise on a shared machine only ever adds time)."""
 import dataclasses
 import logging
+import os
 from typing import List, Optional, Tuple
 
 from sandbox.faults import HostFault, disk_fault
@@ -28,7 +29,7 @@ class StandardGrader(Grader):
         if decided is not None:
             return decided, None
         try:
-            expected = case.answer_path.read_bytes()
+            expected = _whole_file(case.answer_path)
         except OSError as exc:
             fault = disk_fault(exc, 'the job folder')
             if fault is not None:
@@ -72,3 +73,21 @@ class StandardGrader(Grader):
             # differently when run again does not get to choose between them.
             return first, before
         return (first, before) if before.cpu_us <= after.cpu_us else (again, after)
+
+
+def _whole_file(path) -> bytes:
+    """A file's bytes in four system calls (open, stat, one read, close),
+    where `read_bytes` makes nine: each lets go of the GIL, and at every
+    case of an exam's load that is a switch between the runner's threads."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)  # all of it, and no more than was there
+        if len(data) <= size:
+            return data
+        parts = [data]  # it grew meanwhile: read to its end
+        while parts[-1]:
+            parts.append(os.read(fd, 1 << 20))
+        return b''.join(parts)
+    finally:
+        os.close(fd)
