@@ -8,13 +8,12 @@ cores may hold one (RUNS_BEYOND_THE_CORES): a run is also the runner's
 Python work around its program (its container taken, its input staged, its
 request sent, its answer read), which holds the run's core while no program
 of it runs, and at an exam's end waits for the runner's other threads (they
-share one interpreter lock): with a run for each core alone, a core idled
-about a tenth of such a batch. So at most one program more than the cores
-shares them, and only while the runs' Python work leaves them all running: a
-program's wall time then grows by at most its CPU time again (on one core;
-half of it on two), inside the wall bound (3 times the limit and 1 s), and
-its CPU time, which judges it, hardly at all (the README's known limits).
-The core comes first,
+share one interpreter lock): with one core a run, a core idled about a tenth
+of such a batch. So at most one program more than the cores shares them, and
+only while the runs' Python work leaves them all running: a program's wall
+time then grows by at most half its CPU time, well inside the wall bound (3
+times the limit and 1 s), and its CPU time, which judges it, hardly at all
+(the README's known limits). The core comes first,
 so that a run waiting for one holds no container (those not running stay in
 the pool for other jobs to take over), unless getting a container needs the
 engine (a new one) or a wait: that happens with no core held, so no core
