@@ -23,7 +23,7 @@ from sandbox.building import Builder
 from sandbox.compile_cache import CompileCache
 from sandbox.container import (ImageMismatch, SandboxBroken, SandboxContainer, check_image,
                                engine_uses_apparmor)
-from sandbox.engine import RUNS_BEYOND_THE_CORES, RunEngine
+from sandbox.engine import RunEngine
 from sandbox.faults import FaultKind, HostFault
 from sandbox.graders import Context, Grader, grader_for
 from sandbox.image_copy import ImageCopies
@@ -84,8 +84,7 @@ class DockerSandbox:
             on_start_failure=on_start_failure,
             on_created=on_created)
         self._engine = RunEngine(self._pool,
-                                 threading.BoundedSemaphore(settings.max_parallel_runs +
-                                                            RUNS_BEYOND_THE_CORES),
+                                 threading.BoundedSemaphore(settings.max_parallel_runs),
                                  max_pairs=settings.max_containers // 2,
                                  core_count=settings.max_parallel_runs)
         # Shared by every runner on this root: a hidden name, which the

@@ -3,17 +3,7 @@ the host, a pair of runs at once (an interactive case), and the retry in a
 fresh container after a sandbox failure.
 
 Runs get a core each: on an oversubscribed host a program's wall time would
-grow and a fair program could hit the sleeper bound. One run more than the
-cores may hold one (RUNS_BEYOND_THE_CORES): a run is also the runner's
-Python work around its program (its container taken, its input staged, its
-request sent, its answer read), which holds the run's core while no program
-of it runs, and at an exam's end waits for the runner's other threads (they
-share one interpreter lock): with one core a run, a core idled about a tenth
-of such a batch. So at most one program more than the cores shares them, and
-only while the runs' Python work leaves them all running: a program's wall
-time then grows by at most half its CPU time, well inside the wall bound (3
-times the limit and 1 s), and its CPU time, which judges it, hardly at all
-(the README's known limits). The core comes first,
+grow and a fair program could hit the sleeper bound. The core comes first,
 so that a run waiting for one holds no container (those not running stay in
 the pool for other jobs to take over), unless getting a container needs the
 engine (a new one) or a wait: that happens with no core held, so no core
@@ -45,9 +35,6 @@ from sandbox.protocol import RunRequest, RunResponse, SupervisorFailure
 
 log = logging.getLogger(__name__)
 T = TypeVar('T')
-
-# Runs that may hold a core beyond the host's cores (see the docstring).
-RUNS_BEYOND_THE_CORES = 1
 
 # How a container gets a job's files (SandboxPool.acquire).
 Stage = Callable[[SandboxContainer], None]
