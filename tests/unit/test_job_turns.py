@@ -61,11 +61,11 @@ class Cores:
         self._slots = threading.BoundedSemaphore(count)
         self.asked: 'queue.Queue[str]' = queue.Queue()
 
-    def acquire(self):
+    def acquire(self, *, shares):
         self.asked.put(threading.current_thread().name)
         self._slots.acquire()
 
-    def release(self):
+    def release(self, *, shares):
         self._slots.release()
 
 
@@ -76,7 +76,7 @@ class GatedCores(Cores):
         super().__init__(count)
         self.gated = {}
 
-    def acquire(self):
+    def acquire(self, *, shares):
         self.asked.put(threading.current_thread().name)
         gate = self.gated.get(threading.current_thread().name)
         if gate is not None:

@@ -9,25 +9,22 @@ REQUEST = CASE_REQUEST
 
 
 class Cores:
-    """The core slots, counted."""
+    """The core slots, counted, and whether each run taking one may share
+    a core."""
 
     def __init__(self):
         self.held = 0
+        self.shared = []  # `shares` of each acquire
         self._lock = threading.Lock()
 
-    def acquire(self):
+    def acquire(self, *, shares):
         with self._lock:
             self.held += 1
+            self.shared.append(shares)
 
-    def release(self):
+    def release(self, *, shares):
         with self._lock:
             self.held -= 1
-
-    def __enter__(self):
-        self.acquire()
-
-    def __exit__(self, *exc):
-        self.release()
 
 
 class Container:
