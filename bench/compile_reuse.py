@@ -6,7 +6,7 @@
    build of its own), judged once (compile and `--cases` cases each), then
    judged again as new jobs with the same builds, as a testdata fix rejudges
    them. As a runner judges: MAX_CONTAINER_NUMBER's default of sandbox
-   calls at once (8 workers), runs on the cores as the engine gives them. Prints both walls and their
+   calls at once (8 workers), one run per core. Prints both walls and their
    ratio.
 2. A C++ job that starts with `#include <bits/stdc++.h>` (compile and
    `--cases` cases), end to end, with the compile cache off so the compiler

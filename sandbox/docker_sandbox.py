@@ -34,7 +34,6 @@ from sandbox.leftovers import INSTANCE_LABEL, ROOT_LABEL, Leftovers
 from sandbox.pool import SandboxPool
 from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.run_requests import COMPILE_MEMORY_KB
-from sandbox.run_slots import RunSlots
 from sandbox.self_test import SelfTest
 from sandbox.settings import ContainerLimits, MiB, SandboxSettings
 
@@ -85,7 +84,7 @@ class DockerSandbox:
             on_start_failure=on_start_failure,
             on_created=on_created)
         self._engine = RunEngine(self._pool,
-                                 RunSlots(settings.max_parallel_runs),
+                                 threading.BoundedSemaphore(settings.max_parallel_runs),
                                  max_pairs=settings.max_containers // 2,
                                  core_count=settings.max_parallel_runs)
         # Shared by every runner on this root: a hidden name, which the

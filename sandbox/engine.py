@@ -2,10 +2,8 @@
 the host, a pair of runs at once (an interactive case), and the retry in a
 fresh container after a sandbox failure.
 
-Runs get a core each (sandbox/run_slots.py: a plain case's run may share
-one, with one run more than the cores): on an oversubscribed host a
-program's wall time would grow and a fair program could hit a tight wall
-bound. The core comes first,
+Runs get a core each: on an oversubscribed host a program's wall time would
+grow and a fair program could hit the sleeper bound. The core comes first,
 so that a run waiting for one holds no container (those not running stay in
 the pool for other jobs to take over), unless getting a container needs the
 engine (a new one) or a wait: that happens with no core held, so no core
@@ -74,9 +72,8 @@ def stager(folder: pathlib.Path) -> Stage:
 class RunEngine:
 
     def __init__(self, pool, cores, max_pairs: int, core_count: int):
-        """`pool`: a SandboxPool; `cores`: the host's `core_count` cores for
-        runs (a RunSlots: acquire and release, each saying whether the run
-        may share a core); `max_pairs`:
+        """`pool`: a SandboxPool; `cores`: a semaphore of the host's cores for
+        runs (acquire, release), `core_count` of them; `max_pairs`:
         interactive pairs at once, at most half the pool, so that pairs
         holding one container while they wait for their second never hold
         them all (every wait ends)."""
@@ -119,13 +116,13 @@ class RunEngine:
             self._cancelled.difference_update(job_keys)
 
     def _unless_cancelled_meanwhile(self, wants: Sequence[Want],
-                                    containers: Sequence[SandboxContainer], shares: bool) -> None:
+                                    containers: Sequence[SandboxContainer]) -> None:
         """A cancel that came while the run waited for its core found no
         container in a run to kill: the run must not start now."""
         try:
             self._check_cancelled(wants)
         except Cancelled:
-            self._cores.release(shares=shares)
+            self._cores.release()
             for container in containers:
                 self._pool.give_back(container, broken=container.broken)
             raise
@@ -142,25 +139,23 @@ class RunEngine:
     @contextlib.contextmanager
     def core(self) -> Iterator[None]:
         """A core held around a run in a container of the caller's own (the
-        host's self-test), as every run holds one, and shares it with none."""
-        self._cores.acquire(shares=False)
+        host's self-test), as every run holds one."""
+        self._cores.acquire()
         try:
             yield
         finally:
-            self._cores.release(shares=False)
+            self._cores.release()
 
     def run(self,
             want: Want,
             request: RunRequest,
             stdin: Optional[pathlib.Path],
             finish: Callable[[RunResponse, SandboxContainer], T],
-            files: Files = None,
-            shares: bool = False) -> T:
+            files: Files = None) -> T:
         """One run of `request` in a container of `want`, `finish`ed there (a
-        compile leaves its program in the container it ran in). `shares`:
-        the run may share a core (sandbox/run_slots.py says which may)."""
+        compile leaves its program in the container it ran in)."""
         with self._turn(want.job_key):
-            return self._run(want, request, stdin, finish, files, shares)
+            return self._run(want, request, stdin, finish, files)
 
     @contextlib.contextmanager
     def _turn(self, job_key: str) -> Iterator[None]:
@@ -228,12 +223,12 @@ class RunEngine:
             return frozenset(self._admitted) | frozenset(self._waiting)
 
     def _run(self, want: Want, request: RunRequest, stdin: Optional[pathlib.Path],
-             finish: Callable[[RunResponse, SandboxContainer], T], files: Files, shares: bool) -> T:
+             finish: Callable[[RunResponse, SandboxContainer], T], files: Files) -> T:
         self._check_cancelled([want])
-        container, = self._containers_and_core([want], shares, admitted=True)
-        self._unless_cancelled_meanwhile([want], [container], shares)
+        container, = self._containers_and_core([want], admitted=True)
+        self._unless_cancelled_meanwhile([want], [container])
         try:
-            with self._on_a_core(shares):
+            with self._on_a_core():
                 run = container.run(request, stdin, files)
         except BaseException:
             self._pool.give_back(container, broken=container.broken)
@@ -254,10 +249,10 @@ class RunEngine:
         for the second while another pair holds it."""
         self._check_cancelled(wants)
         with self._pairs:
-            containers = self._containers_and_core(list(wants), shares=False)
-            self._unless_cancelled_meanwhile(wants, containers, shares=False)
+            containers = self._containers_and_core(list(wants))
+            self._unless_cancelled_meanwhile(wants, containers)
             try:
-                with self._on_a_core(shares=False):
+                with self._on_a_core():
                     runs = self._both(containers, requests, files, fifos)
             except BaseException:
                 for container in containers:
@@ -292,7 +287,7 @@ class RunEngine:
             raise disk_fault(exc, 'the sandbox folder') or exc
 
     @contextlib.contextmanager
-    def _on_a_core(self, shares: bool) -> Iterator[None]:
+    def _on_a_core(self) -> Iterator[None]:
         """Around a run (or a pair's) holding the core `_containers_and_core`
         took: counted in `runs_in_progress` while it runs, the core released
         after."""
@@ -305,11 +300,10 @@ class RunEngine:
                 with self._lock:
                     self._running -= 1
         finally:
-            self._cores.release(shares=shares)
+            self._cores.release()
 
     def _containers_and_core(self,
                              wants: Sequence[Want],
-                             shares: bool,
                              admitted: bool = False) -> List[SandboxContainer]:
         """A container for each of `wants`, and one core held for their run
         (the caller releases it): see the module's docstring for the order.
@@ -322,7 +316,7 @@ class RunEngine:
             for container in held:
                 self._pool.give_back(container)
 
-        self._cores.acquire(shares=shares)
+        self._cores.acquire()
         try:
             for want in wants:
                 container = self._pool.acquire(want.job_key,
@@ -335,16 +329,16 @@ class RunEngine:
                 held.append(container)
         except BaseException:
             give_back_held()
-            self._cores.release(shares=shares)
+            self._cores.release()
             raise
         if len(held) == len(wants):
             return held
-        self._cores.release(shares=shares)
+        self._cores.release()
         try:
             with self._engine_working(admitted):
                 for want in wants[len(held):]:
                     held.append(self._pool.acquire(want.job_key, want.image, want.stage, keep=keep))
-            self._cores.acquire(shares=shares)
+            self._cores.acquire()
         except BaseException:
             give_back_held()
             raise

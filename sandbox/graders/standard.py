@@ -49,12 +49,7 @@ class StandardGrader(Grader):
                                self.state.job.judging.comparison)
 
         def once(request: RunRequest = request) -> CaseResult:
-            # Its wall bound leaves it room to share a core (run_slots.py).
-            return self._engine.run(self._program_want(),
-                                    request,
-                                    case.input_path,
-                                    judged,
-                                    shares=True)
+            return self._engine.run(self._program_want(), request, case.input_path, judged)
 
         first = self._engine.retried(once, self._failed)
         if not runs or not worth_another_run(runs[-1], limits) or not self.state.take_rerun():

@@ -3,6 +3,7 @@ requests and answers, a run engine and a job's grader."""
 import dataclasses
 import io
 import stat
+import threading
 import zipfile
 
 from sandbox.building import Build
@@ -13,7 +14,6 @@ from sandbox.job_state import JobState
 from sandbox.languages import Language
 from sandbox.protocol import Kind, RunRequest, RunResponse
 from sandbox.results import CompileResult, Status
-from sandbox.run_slots import RunSlots
 from sandbox.settings import SandboxSettings
 
 CASE_REQUEST = RunRequest(kind=Kind.CASE,
@@ -101,14 +101,12 @@ class ScriptedEngine(RunEngine):
     (RunResponse), or raise what it returns; its retry is the real one."""
 
     def __init__(self, answer):
-        super().__init__(pool=None, cores=RunSlots(1), max_pairs=1, core_count=1)
+        super().__init__(pool=None, cores=threading.BoundedSemaphore(1), max_pairs=1, core_count=1)
         self.answer = answer
         self.asked = []  # (job key, request)
-        self.shared = {}  # job key: whether its runs may share a core
 
-    def run(self, want, request, stdin, finish, files=None, shares=False):
+    def run(self, want, request, stdin, finish, files=None):
         self.asked.append((want.job_key, request))
-        self.shared[want.job_key] = shares
         measured = self.answer(want, request)
         if isinstance(measured, BaseException):
             raise measured

@@ -79,7 +79,6 @@ def test_a_pair_that_needs_the_engine_gets_its_second_container_with_no_core_hel
     assert pool.asked == [('j', False, 1), ('j/interactor', False, 1), ('j/interactor', True, 0)]
     assert [c.cores_in_run for c in pool.made] == [1, 1]
     assert cores.held == 0
-    assert cores.shared == [False, False]  # its program's wall bound credits the interactor
 
 
 def test_a_failed_acquire_gives_back_what_the_pair_held_and_its_core():

@@ -61,11 +61,11 @@ class Cores:
         self._slots = threading.BoundedSemaphore(count)
         self.asked: 'queue.Queue[str]' = queue.Queue()
 
-    def acquire(self, *, shares):
+    def acquire(self):
         self.asked.put(threading.current_thread().name)
         self._slots.acquire()
 
-    def release(self, *, shares):
+    def release(self):
         self._slots.release()
 
 
@@ -76,7 +76,7 @@ class GatedCores(Cores):
         super().__init__(count)
         self.gated = {}
 
-    def acquire(self, *, shares):
+    def acquire(self):
         self.asked.put(threading.current_thread().name)
         gate = self.gated.get(threading.current_thread().name)
         if gate is not None:

@@ -9,22 +9,25 @@ REQUEST = CASE_REQUEST
 
 
 class Cores:
-    """The core slots, counted, and whether each run taking one may share
-    a core."""
+    """The core slots, counted."""
 
     def __init__(self):
         self.held = 0
-        self.shared = []  # `shares` of each acquire
         self._lock = threading.Lock()
 
-    def acquire(self, *, shares):
+    def acquire(self):
         with self._lock:
             self.held += 1
-            self.shared.append(shares)
 
-    def release(self, *, shares):
+    def release(self):
         with self._lock:
             self.held -= 1
+
+    def __enter__(self):
+        self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
 
 
 class Container:
