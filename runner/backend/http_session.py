@@ -117,22 +117,37 @@ class _Session(requests.Session):
             else:
                 headers[key] = value
         prepared = requests.PreparedRequest()
-        prepared.prepare(method=request.method.upper(),
-                         url=request.url,
-                         files=request.files,
-                         data=request.data,
-                         json=request.json,
-                         headers=headers,
-                         params=request.params,
-                         cookies=self.cookies,
-                         hooks=request.hooks)
+        prepared.prepare(
+            method=request.method.upper(),
+            url=request.url,
+            files=request.files,
+            data=request.data,
+            json=request.json,
+            headers=headers,
+            # No query as '': requests encodes even an empty mapping
+            # through two Protocol isinstance checks.
+            params=request.params or '',
+            cookies=self.cookies,
+            hooks=request.hooks)
         return prepared
 
     def merge_environment_settings(self, url, proxies, stream, verify, cert):
-        proxies = {**self._environ_proxies(url), **(proxies or {})}
+        """requests' merge (the call's settings over the session's, a proxy
+        set to None dropped), over the environment's proxies and CA bundle,
+        without the Protocol isinstance checks requests' makes of each
+        mapping."""
         if verify is True or verify is None:
             verify = self._ca_bundle or verify
-        return super().merge_environment_settings(url, proxies, stream, verify, cert)
+        merged = {**self.proxies, **self._environ_proxies(url), **(proxies or {})}
+        return {
+            'proxies': {
+                scheme: proxy
+                for scheme, proxy in merged.items() if proxy is not None
+            },
+            'stream': self.stream if stream is None else stream,
+            'verify': self.verify if verify is None else verify,
+            'cert': self.cert if cert is None else cert,
+        }
 
     def rebuild_proxies(self, prepared_request, proxies):
         # A redirect's target gets the environment's proxy for its own host:

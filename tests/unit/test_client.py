@@ -1136,3 +1136,30 @@ def test_a_request_is_prepared_as_requests_prepares_it(method, kwargs):
     assert (ours.method, ours.url, dict(ours.headers),
             ours.body) == (theirs.method, theirs.url, dict(theirs.headers), theirs.body)
     assert ours.headers['Cookie'] == 'affinity=node-2'
+
+
+@pytest.mark.parametrize('proxies, stream, verify, cert', [
+    ({}, True, None, None),
+    (None, None, True, None),
+    ({
+        'http': None,
+        'https': 'http://call.example:1'
+    }, False, False, 'client.pem'),
+    ({
+        'ftp': 'http://call.example:2'
+    }, True, '/etc/ca.pem', ('c.pem', 'k.pem')),
+])
+def test_settings_merge_as_requests_merges_them(monkeypatch, proxies, stream, verify, cert):
+    """The session's lean merge (no Protocol isinstance checks) gives what
+    requests' own gives: the call's settings over the session's, a proxy
+    set to None dropped."""
+    for name in ('HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy',
+                 'all_proxy', 'no_proxy', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'):
+        monkeypatch.delenv(name, raising=False)
+    session = Interrupter().session()
+    session.proxies = {'http': 'http://session.example:3', 'ftp': 'http://session.example:4'}
+    session.cert = 'session.pem'
+    ours = session.merge_environment_settings(BASE, proxies, stream, verify, cert)
+    theirs = requests.Session.merge_environment_settings(session, BASE, proxies, stream, verify,
+                                                         cert)
+    assert ours == {**theirs, 'proxies': dict(theirs['proxies'])}
