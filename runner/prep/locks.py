@@ -9,7 +9,7 @@ import pathlib
 import re
 import threading
 import time
-from typing import Callable, Dict, Optional, Protocol, Union
+from typing import Callable, Optional, Protocol, Union
 
 import filelock
 import redis
@@ -77,66 +77,14 @@ def _name(key: Union[int, str]) -> str:
     return str(int(key))
 
 
-class _ProcessLocks:
-    """A lock of this process's own for each key, held around the shared
-    one (`_ThisProcessFirst`)."""
-
-    def __init__(self):
-        self._guard = threading.Lock()
-        self._by_key: Dict[str, threading.Lock] = {}
-
-    def of(self, key: str) -> threading.Lock:
-        with self._guard:
-            return self._by_key.setdefault(key, threading.Lock())
-
-
-class _ThisProcessFirst:
-    """A cache lock taken in two steps: this process's own lock of the key,
-    then the shared one. The shared locks are polled (every 50 ms), so a
-    thread waiting on one for another thread of its process waited until
-    the next poll: at an exam's end, a preparation of a problem that another
-    was preparing waited about 50 ms for a lock held for one. A thread
-    waits for its own process's threads on the first step, woken as soon
-    as the holder is done, and only for other processes on the second."""
-
-    def __init__(self,
-                 here: threading.Lock,
-                 shared: CacheLock,
-                 clock: Callable[[], float] = time.monotonic):
-        self._here = here
-        self._shared = shared
-        self._clock = clock
-
-    def acquire(self, timeout: float) -> bool:
-        deadline = self._clock() + timeout
-        if not self._here.acquire(True, max(0.0, timeout)):
-            return False
-        try:
-            if self._shared.acquire(max(0.0, deadline - self._clock())):
-                return True
-        except BaseException:
-            self._here.release()
-            raise
-        self._here.release()
-        return False
-
-    def release(self) -> None:
-        try:
-            self._shared.release()
-        finally:
-            self._here.release()
-
-
 class FileLocks:
 
     def __init__(self, root: pathlib.Path):
         self._root = pathlib.Path(root)
-        self._here = _ProcessLocks()
 
     def lock(self, key: Union[int, str]) -> CacheLock:
         self._root.mkdir(parents=True, exist_ok=True)
-        name = _name(key)
-        return _ThisProcessFirst(self._here.of(name), _FileLock(self._root / f'{name}.lock'))
+        return _FileLock(self._root / f'{_name(key)}.lock')
 
     def __repr__(self) -> str:
         return f'FileLocks({str(self._root)!r})'
@@ -165,7 +113,6 @@ class RedisLocks:
     def __init__(self, client: redis.Redis, ttl_sec: float = REDIS_LOCK_TTL_SEC):
         self._client = client
         self._ttl_sec = ttl_sec
-        self._here = _ProcessLocks()
 
     @classmethod
     def from_url(cls, url: str) -> 'RedisLocks':
@@ -175,10 +122,7 @@ class RedisLocks:
                                  socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SEC))
 
     def lock(self, key: Union[int, str]) -> CacheLock:
-        name = _name(key)
-        return _ThisProcessFirst(
-            self._here.of(name),
-            _RedisLock(self._client, f'runner:testdata-lock:{name}', self._ttl_sec))
+        return _RedisLock(self._client, f'runner:testdata-lock:{_name(key)}', self._ttl_sec)
 
     def __repr__(self) -> str:
         return 'RedisLocks()'  # the URL may carry a password
