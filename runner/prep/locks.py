@@ -47,6 +47,12 @@ _SHA256 = re.compile(r'[0-9a-f]{64}')
 
 # A wait for a lock is sliced so that a stop is noticed within a slice.
 LOCK_SLICE_SEC = 0.5
+# Neither lock wakes a waiter when it is let go: a waiter tries again this
+# often. Every waiter, of this process or another, tries as often, so none
+# is shut out; at 50 ms a preparation of a problem another thread was
+# preparing waited about that long for a lock held a millisecond (the p90 of
+# a preparation 74 ms with a backend 20 ms away, 54 ms at 10 ms).
+LOCK_POLL_SEC = 0.01
 
 
 def acquire_within(lock: CacheLock,
@@ -99,7 +105,7 @@ class _FileLock:
 
     def acquire(self, timeout: float) -> bool:
         try:
-            self._lock.acquire(timeout=max(0.0, timeout), poll_interval=0.05)
+            self._lock.acquire(timeout=max(0.0, timeout), poll_interval=LOCK_POLL_SEC)
         except filelock.Timeout:
             return False
         return True
@@ -133,7 +139,7 @@ class _RedisLock:
     def __init__(self, client: redis.Redis, name: str, ttl_sec: float):
         # thread_local=False: the token lives on this object, which is used
         # by one preparation only.
-        self._lock = client.lock(name, timeout=ttl_sec, sleep=0.05, thread_local=False)
+        self._lock = client.lock(name, timeout=ttl_sec, sleep=LOCK_POLL_SEC, thread_local=False)
         self._name = name
 
     def acquire(self, timeout: float) -> bool:
