@@ -84,12 +84,11 @@ class RunEngine:
         self._lock = threading.RLock()
         self._running = 0  # runs holding a core (not those waiting for one)
         self._admitted: Dict[str, int] = {}  # runs of a job past their turn, by job key
-        self._admitted_total = 0
-        self._waiting: Dict[str, int] = {}  # runs of a job waiting for their turn
-        # Those runs, first come first: each is let in (admitted) by the
-        # change that gives it its turn, and only it is woken. Waking every
-        # waiter at every run's end, to look again for itself, cost the
-        # runner several thread switches a run under an exam's load.
+        # Runs waiting for their turn, first come first: each is let in
+        # (admitted) by the change that gives it its turn, and only it is
+        # woken. Waking every waiter at every run's end, to look again for
+        # itself, cost the runner several thread switches a run under an
+        # exam's load.
         self._turns: List[_Waiter] = []
         # Admitted runs getting a container with the engine's work, holding
         # no core (and asking for none meanwhile): they do not speak for one.
@@ -173,23 +172,20 @@ class RunEngine:
         finally:
             with self._lock:
                 _count_down(self._admitted, job_key)
-                self._admitted_total -= 1
                 self._let_in()
 
     def _may_go(self, job_key: str) -> bool:
         """Lock held."""
         return (job_key in self._cancelled or not self._admitted.get(job_key)
-                or self._admitted_total - self._working < self._core_count)
+                or sum(self._admitted.values()) - self._working < self._core_count)
 
     def _admit(self, job_key: str) -> None:
         """Lock held."""
         self._admitted[job_key] = self._admitted.get(job_key, 0) + 1
-        self._admitted_total += 1
 
     def _wait_for_turn(self, job_key: str) -> None:
         """Lock held. Returns admitted, by `_let_in`."""
         waiter = _Waiter(job_key, threading.Condition(self._lock))
-        self._waiting[job_key] = self._waiting.get(job_key, 0) + 1
         try:
             self._turns.append(waiter)
             while not waiter.admitted:
@@ -197,13 +193,10 @@ class RunEngine:
         except BaseException:
             if waiter.admitted:  # let in, but this run will not be made
                 _count_down(self._admitted, job_key)
-                self._admitted_total -= 1
                 self._let_in()
             elif waiter in self._turns:
                 self._turns.remove(waiter)
             raise
-        finally:
-            _count_down(self._waiting, job_key)
 
     def _let_in(self) -> None:
         """Lock held, after a change that may give waiting runs their turn:
@@ -220,7 +213,7 @@ class RunEngine:
         """The jobs with a run admitted or waiting for its turn: the pool
         takes over another job's idle container before one of theirs."""
         with self._lock:
-            return frozenset(self._admitted) | frozenset(self._waiting)
+            return frozenset(self._admitted) | {waiter.job_key for waiter in self._turns}
 
     def _run(self, want: Want, request: RunRequest, stdin: Optional[pathlib.Path],
              finish: Callable[[RunResponse, SandboxContainer], T], files: Files) -> T:

@@ -173,9 +173,7 @@ class WarmRequest:
 
 def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
     """The files and bytes read."""
-    answer = _AnswerReader(sock)
-    fields = _read_answer(answer)
-    answer.end()
+    fields = _read_bare_answer(sock)
     try:
         return int(fields['files']), int(fields['bytes'])
     except (KeyError, ValueError):
@@ -185,9 +183,7 @@ def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
 def read_reset_response(sock: socket.socket) -> int:
     """The memory the container's cgroup holds after a verified reset, in KiB
     (-1: unknown); SupervisorFailure when the reset could not be verified."""
-    answer = _AnswerReader(sock)
-    fields = _read_answer(answer)
-    answer.end()
+    fields = _read_bare_answer(sock)
     try:
         return max(-1, int(fields.get('mem_kb', '-1')))
     except ValueError:
@@ -277,6 +273,14 @@ def _read_answer(answer: _AnswerReader) -> Dict[str, str]:
             f'supervisor speaks protocol {fields.get("protocol")!r:.40}, not {PROTOCOL_VERSION}')
     if fields.get('ok') != '1':
         raise SupervisorFailure(fields.get('error', 'unknown supervisor error')[:200])
+    return fields
+
+
+def _read_bare_answer(sock: socket.socket) -> Dict[str, str]:
+    """The fields of an answer that is its header alone (a reset's, a warm's)."""
+    answer = _AnswerReader(sock)
+    fields = _read_answer(answer)
+    answer.end()
     return fields
 
 
