@@ -83,9 +83,11 @@ def _whole_file(path) -> bytes:
     try:
         size = os.fstat(fd).st_size
         data = os.read(fd, size + 1)  # all of it, and no more than was there
-        if len(data) <= size:
+        if len(data) == size:
             return data
-        parts = [data]  # it grew meanwhile: read to its end
+        # A read cut short (over 2 GiB, some file systems) or a file that
+        # grew meanwhile: read on to its end.
+        parts = [data]
         while parts[-1]:
             parts.append(os.read(fd, 1 << 20))
         return b''.join(parts)

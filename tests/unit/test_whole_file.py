@@ -15,3 +15,12 @@ def test_a_folder_or_no_file_is_an_os_error(tmp_path):
         _whole_file(tmp_path)
     with pytest.raises(OSError):
         _whole_file(tmp_path / 'missing')
+
+
+def test_a_read_cut_short_is_read_on_to_the_end(tmp_path, monkeypatch):
+    import os
+    data = bytes(range(256)) * 64
+    (tmp_path / 'answer').write_bytes(data)
+    real_read = os.read
+    monkeypatch.setattr(os, 'read', lambda fd, n: real_read(fd, min(n, 1000)))
+    assert _whole_file(tmp_path / 'answer') == data
