@@ -2,7 +2,7 @@
 
 The host side of each container is a folder of its own (the "box"), mounted
 read-only at /box: it holds the supervisor's socket, the job's files
-(`job/`) and the current case's input (`stdin`). Only the host writes there,
+(`job/`) and the input of each case sent (`stdin-N`). Only the host writes there,
 so no host-side file operation ever touches anything the submission made;
 everything that comes back from the sandbox comes over the socket, bounded.
 """
@@ -17,7 +17,7 @@ import stat
 import tempfile
 import threading
 import uuid
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import docker
 import docker.errors
@@ -25,7 +25,7 @@ import docker.types
 import requests.exceptions
 
 from sandbox import image_copy
-from sandbox.protocol import (PROTOCOL_VERSION, ResetRequest, RunRequest, RunResponse,
+from sandbox.protocol import (PROTOCOL_VERSION, AnswerReader, ResetRequest, RunRequest, RunResponse,
                               SupervisorFailure, SupervisorProtocolError, WarmRequest,
                               read_reset_response, read_response, read_warm_response)
 from sandbox.faults import FaultKind
@@ -102,6 +102,21 @@ class SandboxBroken(Exception):
         self.fault = fault
 
 
+class AheadFailed(SandboxBroken):
+    """A run sent behind another in the same container (SandboxContainer.send)
+    did not get its answer: a run before it broke the conversation. Not this
+    run's failure: it may not even have started."""
+
+
+@dataclasses.dataclass(eq=False)
+class SentRun:
+    """A request sent to a container's supervisor, its answer not read yet."""
+    request: RunRequest
+    private: bool  # it has files, FIFOs or fresh state: nothing is sent behind it
+    number: int
+    placed: List[pathlib.Path] = dataclasses.field(default_factory=list)  # box files for it alone
+
+
 class SandboxContainer:
 
     def __init__(self,
@@ -128,7 +143,14 @@ class SandboxContainer:
         self._destroyed = False
         self._aborted = False
         self._conn: Optional[socket.socket] = None
+        self._answers: Optional[AnswerReader] = None
         self._lock = threading.Lock()
+        # The runs sent and not answered yet, in the order sent (answered in
+        # that order); each waits on `_turn` for its answer to be next.
+        self._outstanding: List['SentRun'] = []
+        self._turn = threading.Condition(self._lock)
+        self._next_run = 0
+        self._ahead_failed = False
         self._memory_after_first_job_kb: Optional[int] = None
 
     def __repr__(self):
@@ -217,7 +239,12 @@ class SandboxContainer:
                 os.close(box_fd)
             listener.close()
             sock_path.unlink(missing_ok=True)
+        self._use(conn)
+
+    def _use(self, conn: socket.socket) -> None:
+        """The supervisor's connection, from now on."""
         self._conn = conn
+        self._answers = AnswerReader(conn)
 
     def stage(self, source: pathlib.Path) -> None:
         """Make `source`'s files the job files of this container (read-only inside)."""
@@ -239,36 +266,119 @@ class SandboxContainer:
         folder (a checker's case files), removed after it. `fifos`: FIFOs
         for this run only (an interactive case's), linked by name into
         `{BOX}/{FIFO_FOLDER}`, where the request names them."""
+        return self.answer(self.send(request, stdin, files, fifos))
+
+    def send(self,
+             request: RunRequest,
+             stdin: Optional[pathlib.Path],
+             files: Optional[Dict[str, pathlib.Path]] = None,
+             fifos: Optional[Dict[str, pathlib.Path]] = None) -> 'SentRun':
+        """`run`'s first half: the request sent, its answer to be read with
+        `answer`. A request may be sent while runs sent before it are under
+        way (runs of one job following one another): the supervisor reads it
+        once it has answered them, and runs it at once. Only a plain run may
+        be sent so: one with `files`, `fifos` or fresh state is sent only
+        when nothing is outstanding, and nothing is sent behind it (what it
+        alone may see is in the box until it has ended)."""
+        private = bool(request.fresh or files or fifos)
         with self._lock:
             if self._conn is None:
-                raise SandboxBroken('sandbox is closed')
+                raise (AheadFailed('a run sent before it broke the sandbox')
+                       if self._ahead_failed else SandboxBroken('sandbox is closed'))
+            if self._outstanding and (private or self._outstanding[-1].private):
+                raise RuntimeError('a run with files of its own shares its sandbox with no other')
             if request.fresh:
                 self._renew_job_folder()
-            stdin_box = self.box / 'stdin'
-            stdin_box.unlink(missing_ok=True)
-            if stdin is not None:
-                _link_or_copy(stdin, stdin_box)
-                request = dataclasses.replace(request, stdin_path=f'{BOX}/stdin')
-            placed = []
+            sent = SentRun(request, private, self._next_run)
+            self._next_run += 1
             try:
+                if stdin is not None:
+                    # A name of its own: the run before it may still read its
+                    # own (a run never sees the box, the run init opens it).
+                    stdin_box = self.box / f'stdin-{sent.number}'
+                    sent.placed.append(stdin_box)
+                    _link_or_copy(stdin, stdin_box)
+                    request = dataclasses.replace(request, stdin_path=f'{BOX}/{stdin_box.name}')
                 for name, path in (files or {}).items():
                     dest = self.box / 'job' / name
                     dest.parent.mkdir(mode=0o755, exist_ok=True)
                     dest.unlink(missing_ok=True)
-                    placed.append(dest)  # removed after, even if copied only in part
+                    sent.placed.append(dest)  # removed after, even if copied only in part
                     _link_or_copy(path, dest)
                 if fifos:
                     (self.box / FIFO_FOLDER).mkdir(mode=0o755, exist_ok=True)
                 for name, path in (fifos or {}).items():
                     dest = self.box / FIFO_FOLDER / name
                     dest.unlink(missing_ok=True)
-                    placed.append(dest)
+                    sent.placed.append(dest)
                     os.link(path, dest, follow_symlinks=False)  # the same pipe on both sides
-                return self._converse(request)
-            finally:
-                stdin_box.unlink(missing_ok=True)
-                for dest in placed:
-                    dest.unlink(missing_ok=True)
+            except BaseException:
+                _unlink_all(sent.placed)
+                raise
+            try:
+                # Outstanding before it is sent: an answer read past its end
+                # may be this one's start (read_response).
+                self._outstanding.append(sent)
+                self._conn.sendall(request.encode())
+            except BaseException as exc:
+                self._outstanding.remove(sent)
+                _unlink_all(sent.placed)
+                if not isinstance(exc, OSError):
+                    raise
+                self._fail()
+                raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
+            return sent
+
+    def answer(self, sent: 'SentRun') -> RunResponse:
+        """`run`'s second half: the answer to `sent`, read once those sent
+        before it are. AheadFailed when one of them broke the sandbox first
+        (this run may not have been made at all)."""
+        try:
+            with self._lock:
+                while self._outstanding and self._outstanding[0] is not sent:
+                    if self._conn is None:
+                        raise AheadFailed('a run sent before it broke the sandbox')
+                    self._turn.wait()
+                if self._conn is None:
+                    raise AheadFailed('a run sent before it broke the sandbox')
+                conn = self._conn
+            # Its own bound from now: the supervisor started it once it had
+            # answered the one before.
+            timeout = (sent.request.wall_ms +
+                       sent.request.wall_credit_ms) / 1000 + TRANSFER_GRACE_SEC
+            try:
+                if conn.gettimeout() != timeout:  # a system call each time
+                    conn.settimeout(timeout)
+                response = read_response(self._answers, sent.request)
+                with self._lock:
+                    if len(self._outstanding) == 1:
+                        self._answers.end()  # nothing asked after it: nothing else may come
+            except SupervisorFailure:
+                # The supervisor answered but could not run the request: what
+                # it left behind is unknown, so this container serves no more.
+                with self._lock:
+                    self._fail()
+                raise
+            except (OSError, ValueError, SupervisorProtocolError) as exc:
+                # A timeout or a broken stream leaves the conversation in an
+                # unknown state: never reuse this container.
+                with self._lock:
+                    self._fail()
+                raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
+            return response
+        finally:
+            with self._lock:
+                if sent in self._outstanding:
+                    self._outstanding.remove(sent)
+                self._turn.notify_all()
+            _unlink_all(sent.placed)
+
+    def _fail(self) -> None:
+        """Lock held: the conversation broke; runs sent after the failed one
+        end in AheadFailed."""
+        self._ahead_failed = True
+        self._close_conn()
+        self._turn.notify_all()
 
     def _renew_job_folder(self) -> None:
         """Lock held: the job's files in a folder made now, for a run that
@@ -297,26 +407,6 @@ class SandboxContainer:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             log.warning('could not kill sandbox container %s: %s', self.name, str(exc)[:200])
 
-    def _converse(self, request: RunRequest) -> RunResponse:
-        """Lock held: the request sent, its answer read."""
-        try:
-            timeout = (request.wall_ms + request.wall_credit_ms) / 1000 + TRANSFER_GRACE_SEC
-            if self._conn.gettimeout() != timeout:  # a system call each time
-                self._conn.settimeout(timeout)
-            self._conn.sendall(request.encode())
-            response = read_response(self._conn, request)
-        except SupervisorFailure:
-            # The supervisor answered but could not run the request: what
-            # it left behind is unknown, so this container serves no more.
-            self._close_conn()
-            raise
-        except (OSError, ValueError, SupervisorProtocolError) as exc:
-            # A timeout or a broken stream leaves the conversation in an
-            # unknown state: never reuse this container.
-            self._close_conn()
-            raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
-        return response
-
     def reset(self) -> None:
         """Make the container fit for another job, or raise SandboxBroken.
 
@@ -332,8 +422,9 @@ class SandboxContainer:
             next_uid = _new_run_uid(other_than=self.run_uid)
             try:
                 self._conn.settimeout(RESET_TIMEOUT_SEC)
+                self._check_idle()
                 self._conn.sendall(ResetRequest(next_uid).encode())
-                memory_kb = read_reset_response(self._conn)
+                memory_kb = read_reset_response(self._answers)
                 # Only the host writes the box: no link in it to follow.
                 job = self.box / 'job'
                 shutil.rmtree(job)
@@ -359,12 +450,17 @@ class SandboxContainer:
                 raise SandboxBroken('sandbox is closed')
             try:
                 self._conn.settimeout(timeout_sec)
+                self._check_idle()
                 self._conn.sendall(WarmRequest().encode())
-                return read_warm_response(self._conn)
+                return read_warm_response(self._answers)
             except (OSError, ValueError, SupervisorFailure, SupervisorProtocolError) as exc:
                 self._close_conn()
                 raise SandboxBroken(
                     f'sandbox warm-up failed: {type(exc).__name__}: {exc}') from None
+
+    def _check_idle(self) -> None:
+        if self._outstanding:
+            raise RuntimeError('a reset or a warm-up asked with runs outstanding')
 
     def destroy(self) -> None:
         """Kill and remove the container, and delete the box. Idempotent.
@@ -422,6 +518,11 @@ def _new_run_uid(other_than: Optional[int] = None) -> int:
         uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_SPAN)
         if uid != other_than:
             return uid
+
+
+def _unlink_all(paths: List[pathlib.Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _tmpfs(size: int, inodes: int) -> str:

@@ -19,6 +19,11 @@ reset, an interpreter started in it) while other jobs wait for the cores
 anyway. With a core to spare, they run at once. For the same reason the
 pool takes over another job's idle container before one of a job that is
 about to run again.
+
+A job's plain cases do better than wait: they follow the run under way in
+its lane (`_Lane`), sent to its container before it has ended, so that the
+supervisor starts each as soon as it has answered the one before, on the
+same core, without waiting for the runner in between.
 """
 import contextlib
 import dataclasses
@@ -29,9 +34,9 @@ import threading
 from typing import (Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple,
                     TypeVar)
 
-from sandbox.container import SandboxBroken, SandboxContainer
+from sandbox.container import AheadFailed, SandboxBroken, SandboxContainer
 from sandbox.faults import Cancelled, disk_fault
-from sandbox.protocol import RunRequest, RunResponse, SupervisorFailure
+from sandbox.protocol import Kind, RunRequest, RunResponse, SupervisorFailure
 
 log = logging.getLogger(__name__)
 T = TypeVar('T')
@@ -50,12 +55,36 @@ class Want:
     stage: Stage
 
 
+# Runs a lane takes in all: a job of many cases then lets the runs of other
+# jobs, waiting for a core, in between.
+MAX_LANE_RUNS = 8
+
+
+@dataclasses.dataclass(eq=False)
+class _Lane:
+    """A container in a run of one job, on the core and the turn that run
+    took: the job's next plain case may be sent to it while a run is under
+    way, so that its supervisor starts it as soon as it has answered the one
+    before, without waiting for the runner in between (on a loaded host a
+    thread of the runner may wait its turn for the interpreter lock for
+    milliseconds). Only plain cases follow one another so: nothing of a run's
+    own (a checker's files, FIFOs, a fresh run's folder) is in the box while
+    another of the job is sent, and runs never see the box (supervisor.c).
+    The runs of a lane share its core: they follow one another."""
+    want: Want
+    container: SandboxContainer
+    runs: int = 1  # runs sent to it (or about to be) that have not ended
+    taken: int = 1  # runs it took in all
+
+
 @dataclasses.dataclass(eq=False)
 class _Waiter:
-    """A run waiting for its turn (RunEngine._turn)."""
+    """A run waiting for its turn (RunEngine._take_turn)."""
     job_key: str
     turn: threading.Condition  # on the engine's lock
+    follows: Optional[Want]  # it may follow in a lane of this want (a plain case)
     admitted: bool = False
+    lane: Optional['_Lane'] = None  # the lane it was let follow in
 
 
 def _count_down(counts: Dict[str, int], key: str) -> None:
@@ -93,6 +122,9 @@ class RunEngine:
         # Admitted runs getting a container with the engine's work, holding
         # no core (and asking for none meanwhile): they do not speak for one.
         self._working = 0
+        # The open lane of each job that has one: its next plain run may
+        # follow in it.
+        self._lanes: Dict[str, _Lane] = {}
         self._warned_landlock = False
         self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
 
@@ -153,26 +185,113 @@ class RunEngine:
             files: Files = None) -> T:
         """One run of `request` in a container of `want`, `finish`ed there (a
         compile leaves its program in the container it ran in)."""
-        with self._turn(want.job_key):
-            return self._run(want, request, stdin, finish, files)
+        follows = want if request.kind is Kind.CASE and not request.fresh and not files else None
+        lane = self._take_turn(want.job_key, follows)
+        if lane is not None:
+            try:
+                return self._in_lane(lane, request, stdin, None, finish)
+            except AheadFailed:
+                # Not this run's failure: it is made on its own.
+                self._take_turn(want.job_key, None)
+        try:
+            self._check_cancelled([want])
+            container, = self._containers_and_core([want], admitted=True)
+            self._unless_cancelled_meanwhile([want], [container])
+        except BaseException:
+            self._end_turn(want.job_key)
+            raise
+        with self._lock:
+            self._running += 1
+            lane = _Lane(want, container)
+            if follows is not None and want.job_key not in self._lanes:
+                self._lanes[want.job_key] = lane
+                self._let_follow(lane)
+        return self._in_lane(lane, request, stdin, files, finish)
 
-    @contextlib.contextmanager
-    def _turn(self, job_key: str) -> Iterator[None]:
-        """Around a run of `job_key`: its turn (see the module's docstring).
-        Every admitted run ends (a run is bounded), and every change that
-        may give a waiting run its turn lets it in (`_let_in`), so every
-        wait ends."""
+    def _may_follow(self, lane: Optional['_Lane'], want: Want) -> bool:
+        """Lock held. Whether a run of `want` may follow in `lane`, only asked
+        when it would otherwise wait for its turn (with a core to spare it
+        runs beside the lane instead)."""
+        return (lane is not None and lane.want.image == want.image and lane.taken < MAX_LANE_RUNS
+                and not lane.container.broken and want.job_key not in self._cancelled)
+
+    def _join(self, lane: '_Lane') -> '_Lane':
+        """Lock held."""
+        lane.runs += 1
+        lane.taken += 1
+        return lane
+
+    def _let_follow(self, lane: '_Lane') -> None:
+        """Lock held, `lane` just opened: the runs of its job waiting for
+        their turn that may follow in it do so now, in the order they came."""
+        for waiter in list(self._turns):
+            if waiter.follows is not None and waiter.job_key == lane.want.job_key and \
+                    self._may_follow(lane, waiter.follows):
+                self._turns.remove(waiter)
+                waiter.lane = self._join(lane)
+                waiter.turn.notify()
+
+    def _in_lane(self, lane: '_Lane', request: RunRequest, stdin: Optional[pathlib.Path],
+                 files: Files, finish: Callable[[RunResponse, SandboxContainer], T]) -> T:
+        """The run made in the lane's container, counted in it; the lane's
+        last run to end lets go of its core, its container and its turn."""
+        want, container = lane.want, lane.container
+        try:
+            self._check_cancelled([want])
+            run = container.run(request, stdin, files)
+        except BaseException:
+            self._leave(lane)
+            self._check_cancelled([want])  # killed because it was: not tried again
+            raise
+        last = self._left(lane)
+        try:
+            self._ran(request, run, container)
+            return finish(run, container)
+        finally:
+            if last:
+                self._pool.give_back(container, broken=container.broken)
+                self._end_turn(want.job_key)
+
+    def _leave(self, lane: '_Lane') -> None:
+        """A run of `lane` that ended without an answer, or will not be made."""
+        if self._left(lane):
+            self._pool.give_back(lane.container, broken=lane.container.broken)
+            self._end_turn(lane.want.job_key)
+
+    def _left(self, lane: '_Lane') -> bool:
+        """A run of `lane` has its answer (or none): whether it was the
+        lane's last, which takes no follower from now on, and whose core is
+        let go of now."""
+        with self._lock:
+            lane.runs -= 1
+            if lane.runs:
+                return False
+            if self._lanes.get(lane.want.job_key) is lane:
+                del self._lanes[lane.want.job_key]
+            self._running -= 1
+        self._cores.release()
+        return True
+
+    def _take_turn(self, job_key: str, follows: Optional[Want]) -> Optional['_Lane']:
+        """Before a run of `job_key`: its turn (see the module's docstring),
+        until `_end_turn` (None is returned), or, when it `follows` (a plain
+        case of that want) and would otherwise wait, a lane of its job to
+        follow in (returned, the run counted in it). Every admitted run ends (a run is bounded),
+        and every change that may give a waiting run its turn lets it in
+        (`_let_in`), so every wait ends."""
         with self._lock:
             if self._may_go(job_key):
                 self._admit(job_key)
-            else:
-                self._wait_for_turn(job_key)
-        try:
-            yield
-        finally:
-            with self._lock:
-                _count_down(self._admitted, job_key)
-                self._let_in()
+                return None
+            lane = self._lanes.get(job_key)
+            if follows is not None and self._may_follow(lane, follows):
+                return self._join(lane)
+            return self._wait_for_turn(job_key, follows)
+
+    def _end_turn(self, job_key: str) -> None:
+        with self._lock:
+            _count_down(self._admitted, job_key)
+            self._let_in()
 
     def _may_go(self, job_key: str) -> bool:
         """Lock held."""
@@ -183,17 +302,22 @@ class RunEngine:
         """Lock held."""
         self._admitted[job_key] = self._admitted.get(job_key, 0) + 1
 
-    def _wait_for_turn(self, job_key: str) -> None:
-        """Lock held. Returns admitted, by `_let_in`."""
-        waiter = _Waiter(job_key, threading.Condition(self._lock))
+    def _wait_for_turn(self, job_key: str, follows: Optional[Want]) -> Optional['_Lane']:
+        """Lock held. Returns admitted, by `_let_in`, or with a lane to
+        follow in, by `_let_follow`."""
+        waiter = _Waiter(job_key, threading.Condition(self._lock), follows)
         try:
             self._turns.append(waiter)
-            while not waiter.admitted:
+            while not waiter.admitted and waiter.lane is None:
                 waiter.turn.wait()
+            return waiter.lane
         except BaseException:
-            if waiter.admitted:  # let in, but this run will not be made
+            # Let in, or into a lane, but this run will not be made.
+            if waiter.admitted:
                 _count_down(self._admitted, job_key)
                 self._let_in()
+            elif waiter.lane is not None:
+                self._leave(waiter.lane)
             elif waiter in self._turns:
                 self._turns.remove(waiter)
             raise
@@ -214,24 +338,6 @@ class RunEngine:
         takes over another job's idle container before one of theirs."""
         with self._lock:
             return frozenset(self._admitted) | {waiter.job_key for waiter in self._turns}
-
-    def _run(self, want: Want, request: RunRequest, stdin: Optional[pathlib.Path],
-             finish: Callable[[RunResponse, SandboxContainer], T], files: Files) -> T:
-        self._check_cancelled([want])
-        container, = self._containers_and_core([want], admitted=True)
-        self._unless_cancelled_meanwhile([want], [container])
-        try:
-            with self._on_a_core():
-                run = container.run(request, stdin, files)
-        except BaseException:
-            self._pool.give_back(container, broken=container.broken)
-            self._check_cancelled([want])  # killed because it was: not tried again
-            raise
-        try:
-            self._ran(request, run, container)
-            return finish(run, container)
-        finally:
-            self._pool.give_back(container, broken=container.broken)
 
     def pair(self, wants: Tuple[Want, Want], requests: Tuple[RunRequest, RunRequest],
              files: Tuple[Files, Files],

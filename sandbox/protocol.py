@@ -171,19 +171,19 @@ class WarmRequest:
         return _U32.pack(len(body)) + body
 
 
-def read_warm_response(sock: socket.socket) -> Tuple[int, int]:
+def read_warm_response(answer: 'AnswerReader') -> Tuple[int, int]:
     """The files and bytes read."""
-    fields = _read_bare_answer(sock)
+    fields = _read_bare_answer(answer)
     try:
         return int(fields['files']), int(fields['bytes'])
     except (KeyError, ValueError):
         raise SupervisorProtocolError('missing or non-integer files or bytes') from None
 
 
-def read_reset_response(sock: socket.socket) -> int:
+def read_reset_response(answer: 'AnswerReader') -> int:
     """The memory the container's cgroup holds after a verified reset, in KiB
     (-1: unknown); SupervisorFailure when the reset could not be verified."""
-    fields = _read_bare_answer(sock)
+    fields = _read_bare_answer(answer)
     try:
         return max(-1, int(fields.get('mem_kb', '-1')))
     except ValueError:
@@ -213,12 +213,14 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 _READ_AHEAD = 64 * 1024
 
 
-class _AnswerReader:
-    """An answer's parts, read from the supervisor's socket in as few reads
-    as it came in: each read (a poll, then a recv, for the connection's
-    timeout) lets go of the GIL, and under an exam's load every such let-go
-    is a switch between the runner's threads. A part longer than a read is
-    read to its exact end, nothing past it."""
+class AnswerReader:
+    """The answers on one supervisor connection, their parts read in as few
+    socket reads as they came in: each read (a poll, then a recv, for the
+    connection's timeout) lets go of the GIL, and under an exam's load every
+    such let-go is a switch between the runner's threads. A part longer than
+    a read is read to its exact end, nothing past it. What a read brings past
+    an answer is the start of the next one (requests sent ahead): it is kept
+    for that answer."""
 
     def __init__(self, sock: socket.socket):
         self._sock = sock
@@ -238,7 +240,8 @@ class _AnswerReader:
         return part
 
     def end(self) -> None:
-        """The answer was read whole: the supervisor says nothing unasked."""
+        """Every answer asked for was read whole: the supervisor says
+        nothing unasked."""
         if self._buf:
             raise SupervisorProtocolError('the supervisor sent more than its answer')
 
@@ -257,14 +260,14 @@ def _parse_header(raw: bytes) -> Dict[str, str]:
     return fields
 
 
-def _read_header(answer: _AnswerReader) -> Dict[str, str]:
+def _read_header(answer: AnswerReader) -> Dict[str, str]:
     (length, ) = _U32.unpack(answer.exact(_U32.size))
     if length > MAX_HEADER:
         raise SupervisorProtocolError('header too long')
     return _parse_header(answer.exact(length))
 
 
-def _read_answer(answer: _AnswerReader) -> Dict[str, str]:
+def _read_answer(answer: AnswerReader) -> Dict[str, str]:
     """The fields of an answer the supervisor says it carried out; every
     answer, a failure too, names the protocol it speaks."""
     fields = _read_header(answer)
@@ -276,16 +279,18 @@ def _read_answer(answer: _AnswerReader) -> Dict[str, str]:
     return fields
 
 
-def _read_bare_answer(sock: socket.socket) -> Dict[str, str]:
-    """The fields of an answer that is its header alone (a reset's, a warm's)."""
-    answer = _AnswerReader(sock)
+def _read_bare_answer(answer: AnswerReader) -> Dict[str, str]:
+    """The fields of an answer that is its header alone (a reset's, a warm's,
+    each asked alone)."""
     fields = _read_answer(answer)
     answer.end()
     return fields
 
 
-def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
-    answer = _AnswerReader(sock)
+def read_response(answer: AnswerReader, request: RunRequest) -> RunResponse:
+    """The answer to `request`, the next on the connection. What was read
+    past it is the next answer's: the caller checks, once no other request
+    is outstanding, that nothing else came (`AnswerReader.end`)."""
     fields = _read_answer(answer)
     try:
         n = {k: int(fields[k]) for k in _INT_FIELDS}
@@ -302,7 +307,6 @@ def read_response(sock: socket.socket, request: RunRequest) -> RunResponse:
     stderr = answer.exact(n['err_len'])
     stderr_tail = answer.exact(n['tail_len'])
     artifact = answer.exact(n['art_len']) if fields['art_status'] == 'ok' else None
-    answer.end()
     return RunResponse(exit_code=n['exit_code'],
                        signal=n['signal'],
                        wall_timeout=bool(n['wall_timeout']),

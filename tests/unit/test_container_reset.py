@@ -35,7 +35,7 @@ def container_with(tmp_path):
     def make(answers):
         container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {})
         host, inside = socket.socketpair()
-        container._conn = host
+        container._use(host)
         asked = []
         threading.Thread(target=supervisor, args=(inside, answers, asked), daemon=True).start()
         return container, asked
@@ -78,7 +78,6 @@ def test_a_fresh_run_gets_a_job_folder_made_for_it(tmp_path, fresh):
     request: a fresh run's (a TLE's rerun) is made for it, with the same
     files, so names its first run looked up there are not in it."""
     container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {})
-    container._conn = object()
     src = tmp_path / 'src'
     (src / 'chaos').mkdir(parents=True)
     (src / 'main').write_text('the program')
@@ -88,14 +87,16 @@ def test_a_fresh_run_gets_a_job_folder_made_for_it(tmp_path, fresh):
     old = os.open(job, os.O_RDONLY | os.O_DIRECTORY)
     sent = []
 
-    def converse(request):
-        # What the supervisor would bind now.
-        sent.append(
-            (os.fstat(old).st_nlink, sorted(str(p.relative_to(job))
-                                            for p in job.rglob('*')), os.stat(job / 'main').st_ino))
-        return 'answered'
+    class Supervisor:
 
-    container._converse = converse
+        def sendall(self, request):
+            # What the supervisor would bind now.
+            sent.append(
+                (os.fstat(old).st_nlink, sorted(str(p.relative_to(job)) for p in job.rglob('*')),
+                 os.stat(job / 'main').st_ino))
+
+    container._use(Supervisor())
+    container.answer = lambda run: 'answered'
     try:
         assert container.run(dataclasses.replace(CASE_REQUEST, fresh=fresh),
                              stdin=None) == 'answered'

@@ -1,6 +1,9 @@
 """A run of a job with a run under way waits for it while the cores are
 spoken for, so that a job's cases follow one another in its container; with
-a core to spare it runs at once (sandbox/engine.py)."""
+a core to spare it runs at once (sandbox/engine.py). The runs here follow
+no other in its container (a TLE's rerun, made fresh): a job's plain cases
+follow one another in a lane instead (test_lanes.py)."""
+import dataclasses
 import queue
 import threading
 
@@ -11,6 +14,7 @@ from sandbox.faults import Cancelled
 from tests.unit.fakes import CASE_REQUEST, ended_run
 
 WAIT_SEC = 10
+ALONE = dataclasses.replace(CASE_REQUEST, fresh=True)
 
 
 class Container:
@@ -98,7 +102,7 @@ class Engine:
         def one():
             try:
                 self.outcomes.put(
-                    self.engine.run(Want(key, 'image', lambda container: None), CASE_REQUEST, None,
+                    self.engine.run(Want(key, 'image', lambda container: None), ALONE, None,
                                     lambda run, container: key))
             except Cancelled as exc:
                 self.outcomes.put(exc)

@@ -6,8 +6,9 @@ import threading
 
 import pytest
 
-from sandbox.protocol import (PROTOCOL_VERSION, Kind, ResetRequest, RunRequest, SupervisorFailure,
-                              SupervisorProtocolError, read_reset_response, read_response)
+from sandbox.protocol import (PROTOCOL_VERSION, AnswerReader, Kind, ResetRequest, RunRequest,
+                              SupervisorFailure, SupervisorProtocolError, read_reset_response,
+                              read_response)
 from tests.unit.fakes import CASE_REQUEST
 
 REQUEST = CASE_REQUEST
@@ -37,10 +38,19 @@ GOOD = {
 }
 
 
-def answer(fields, payload=b''):
+def framed(fields, payload=b''):
     header = ''.join(f'{k}={v}\n' for k, v in fields.items()).encode()
+    return struct.pack('<I', len(header)) + header + payload
+
+
+def answer(fields, payload=b''):
+    return AnswerReader(answered(framed(fields, payload)))
+
+
+def answered(data):
+    """The host's end of a connection on which `data` came, then the end."""
     host, supervisor = socket.socketpair()
-    supervisor.sendall(struct.pack('<I', len(header)) + header + payload)
+    supervisor.sendall(data)
     supervisor.close()
     return host
 
@@ -115,7 +125,7 @@ def test_rejects_a_huge_header():
     host, supervisor = socket.socketpair()
     supervisor.sendall(struct.pack('<I', 10**9))
     with pytest.raises(SupervisorProtocolError):
-        read_response(host, REQUEST)
+        read_response(AnswerReader(host), REQUEST)
 
 
 def test_supervisor_failure_is_its_own_error():
@@ -180,8 +190,8 @@ class CountingSocket:
 
 
 def test_a_small_answer_is_read_in_one_read():
-    host = CountingSocket(answer(GOOD, b'hi\n'))
-    assert read_response(host, REQUEST).stdout == b'hi\n'
+    host = CountingSocket(answered(framed(GOOD, b'hi\n')))
+    assert read_response(AnswerReader(host), REQUEST).stdout == b'hi\n'
     assert host.reads == 1
 
 
@@ -197,7 +207,7 @@ def test_an_answer_that_comes_a_byte_at_a_time_is_read_whole():
 
     writer = threading.Thread(target=drip)
     writer.start()
-    assert read_response(host, REQUEST).stdout == b'hi\n'
+    assert read_response(AnswerReader(host), REQUEST).stdout == b'hi\n'
     writer.join()
 
 
@@ -210,14 +220,29 @@ def test_a_long_output_is_read_to_its_end():
     writer = threading.Thread(target=lambda: (supervisor.sendall(
         struct.pack('<I', len(header)) + header + out), supervisor.close()))
     writer.start()
-    assert read_response(host, request).stdout == out
+    assert read_response(AnswerReader(host), request).stdout == out
     writer.join()
 
 
-def test_more_than_the_answer_is_a_protocol_error():
-    # The supervisor speaks only when asked: bytes past an answer would be
-    # taken for the next one's.
+def test_more_than_the_answers_asked_for_is_a_protocol_error():
+    # The supervisor speaks only when asked: bytes past the last answer
+    # asked for would be taken for the next one's.
+    reader = answer(GOOD, b'hi\nextra')
+    assert read_response(reader, REQUEST).stdout == b'hi\n'
     with pytest.raises(SupervisorProtocolError, match='more than its answer'):
-        read_response(answer(GOOD, b'hi\nextra'), REQUEST)
+        reader.end()
     with pytest.raises(SupervisorProtocolError, match='more than its answer'):
         read_reset_response(answer({'ok': '1', 'protocol': str(PROTOCOL_VERSION)}, b'x'))
+
+
+def test_answers_that_came_in_one_read_are_each_read_in_turn():
+    # Requests sent ahead (a job's cases following one another): one read
+    # may bring an answer and the start of the next, which is kept for it.
+    second = dict(GOOD, cpu_us='9', out_len='2', out_size='2')
+    host = CountingSocket(answered(framed(GOOD, b'hi\n') + framed(second, b'yo')))
+    reader = AnswerReader(host)
+    assert read_response(reader, REQUEST).stdout == b'hi\n'
+    then = read_response(reader, REQUEST)
+    assert (then.stdout, then.cpu_us) == (b'yo', 9)
+    reader.end()
+    assert host.reads == 1

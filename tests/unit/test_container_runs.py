@@ -1,0 +1,179 @@
+"""SandboxContainer's runs against a fake supervisor: a run may be sent while
+one is under way (a lane, sandbox/engine.py), and each gets its own answer,
+in the order sent."""
+import socket
+import struct
+import threading
+
+import pytest
+
+from sandbox.container import AheadFailed, SandboxBroken, SandboxContainer
+from sandbox.protocol import PROTOCOL_VERSION
+from sandbox.settings import ContainerLimits
+from tests.unit.fakes import CASE_REQUEST
+
+LIMITS = ContainerLimits(memory_bytes=1 << 30,
+                         pids=64,
+                         work_tmpfs_bytes=1 << 20,
+                         tmp_tmpfs_bytes=1 << 20,
+                         cpus=1.0)
+WAIT_SEC = 10
+
+
+def answer_bytes(stdout: bytes) -> bytes:
+    fields = {
+        'ok': '1',
+        'error': '',
+        'exit_code': '0',
+        'signal': '0',
+        'wall_timeout': '0',
+        'cpu_timeout': '0',
+        'mem_exceeded': '0',
+        'cpu_us': '5',
+        'wall_us': '6',
+        'maxrss_kb': '7',
+        'oom_kills': '0',
+        'out_size': str(len(stdout)),
+        'err_size': '0',
+        'out_len': str(len(stdout)),
+        'err_len': '0',
+        'tail_len': '0',
+        'art_status': 'none',
+        'art_len': '0',
+        'landlock': '7',
+        'zygote': '0',
+        'protocol': str(PROTOCOL_VERSION),
+    }
+    header = ''.join(f'{k}={v}\n' for k, v in fields.items()).encode()
+    return struct.pack('<I', len(header)) + header + stdout
+
+
+def read_request(sock) -> dict:
+    (length, ) = struct.unpack('<I', sock.recv(4, socket.MSG_WAITALL))
+    body = sock.recv(length, socket.MSG_WAITALL)
+    fields = {}
+    for part in body.split(b'\0'):
+        key, sep, value = part.partition(b'=')
+        if sep:
+            fields[key.decode()] = value.decode()
+    return fields
+
+
+class Supervisor:
+    """The other end of a container's connection, driven by the test."""
+
+    def __init__(self, tmp_path):
+        self.container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {})
+        host, self.sock = socket.socketpair()
+        self.sock.settimeout(WAIT_SEC)
+        self.container._use(host)
+
+    def run_in_thread(self, stdin, request=CASE_REQUEST, files=None):
+        done = {}
+
+        def run():
+            try:
+                done['answer'] = self.container.run(request, stdin, files)
+            except Exception as exc:
+                done['answer'] = exc
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread, done
+
+
+def test_a_run_sent_behind_another_gets_its_own_answer_in_turn(tmp_path):
+    supervisor = Supervisor(tmp_path)
+    inputs = []
+    for n in range(2):
+        inputs.append(tmp_path / f'{n}.in')
+        inputs[-1].write_text(f'input {n}')
+    first = supervisor.container.send(CASE_REQUEST, inputs[0])
+    second = supervisor.container.send(CASE_REQUEST, inputs[1])
+    asked = [read_request(supervisor.sock) for _ in range(2)]
+    # Each its own input, in the box together until each is answered.
+    stdin_names = [fields['stdin'].rsplit('/', 1)[1] for fields in asked]
+    assert len(set(stdin_names)) == 2
+    assert [(supervisor.container.box / name).read_text()
+            for name in stdin_names] == ['input 0', 'input 1']
+    # Both answers in one write: the second is kept for its own reader.
+    supervisor.sock.sendall(answer_bytes(b'zero\n') + answer_bytes(b'one\n'))
+    got = {}
+    reader = threading.Thread(target=lambda: got.update(second=supervisor.container.answer(second)))
+    reader.start()
+    assert supervisor.container.answer(first).stdout == b'zero\n'
+    reader.join(WAIT_SEC)
+    assert got['second'].stdout == b'one\n'
+    assert not (supervisor.container.box / stdin_names[0]).exists()
+    assert not (supervisor.container.box / stdin_names[1]).exists()
+    assert not supervisor.container.broken
+
+
+def test_the_second_answer_waits_for_the_first(tmp_path):
+    supervisor = Supervisor(tmp_path)
+    first = supervisor.container.send(CASE_REQUEST, None)
+    second = supervisor.container.send(CASE_REQUEST, None)
+    got = {}
+    reader = threading.Thread(target=lambda: got.update(second=supervisor.container.answer(second)))
+    reader.start()
+    supervisor.sock.sendall(answer_bytes(b'zero\n'))
+    reader.join(0.3)
+    assert reader.is_alive()  # the first answer is not its to read
+    assert supervisor.container.answer(first).stdout == b'zero\n'
+    supervisor.sock.sendall(answer_bytes(b'one\n'))
+    reader.join(WAIT_SEC)
+    assert got['second'].stdout == b'one\n'
+
+
+def test_when_a_run_breaks_the_conversation_those_sent_behind_it_fail_as_not_theirs(tmp_path):
+    supervisor = Supervisor(tmp_path)
+    first = supervisor.container.send(CASE_REQUEST, None)
+    second = supervisor.container.send(CASE_REQUEST, None)
+    got = {}
+
+    def read_second():
+        try:
+            supervisor.container.answer(second)
+        except Exception as exc:
+            got['second'] = exc
+
+    reader = threading.Thread(target=read_second)
+    reader.start()
+    supervisor.sock.sendall(answer_bytes(b'zero\n')[:10])
+    supervisor.sock.close()
+    with pytest.raises(SandboxBroken) as first_failure:
+        supervisor.container.answer(first)
+    assert not isinstance(first_failure.value, AheadFailed)
+    reader.join(WAIT_SEC)
+    assert isinstance(got['second'], AheadFailed)
+    assert supervisor.container.broken
+    with pytest.raises(AheadFailed):
+        supervisor.container.send(CASE_REQUEST, None)
+
+
+def test_bytes_past_the_last_answer_asked_for_break_the_container(tmp_path):
+    supervisor = Supervisor(tmp_path)
+    thread, done = supervisor.run_in_thread(None)
+    read_request(supervisor.sock)
+    supervisor.sock.sendall(answer_bytes(b'zero\n') + b'unasked')
+    thread.join(WAIT_SEC)
+    assert isinstance(done['answer'], SandboxBroken)
+    assert 'more than its answer' in str(done['answer'])
+    assert supervisor.container.broken
+
+
+def test_nothing_is_sent_beside_a_run_with_files_of_its_own(tmp_path):
+    supervisor = Supervisor(tmp_path)
+    secret = tmp_path / 'answer'
+    secret.write_text('the expected output')
+    with_files = supervisor.container.send(CASE_REQUEST, None, files={'answer': secret})
+    with pytest.raises(RuntimeError):
+        supervisor.container.send(CASE_REQUEST, None)
+    supervisor.sock.sendall(answer_bytes(b''))
+    supervisor.container.answer(with_files)
+    assert not (supervisor.container.box / 'job' / 'answer').exists()
+    plain = supervisor.container.send(CASE_REQUEST, None)
+    with pytest.raises(RuntimeError):
+        supervisor.container.send(CASE_REQUEST, None, files={'answer': secret})
+    supervisor.sock.sendall(answer_bytes(b''))
+    supervisor.container.answer(plain)

@@ -1,0 +1,269 @@
+"""A job's plain cases follow one another in a lane (sandbox/engine.py): while
+the cores are spoken for, the next is sent to the container of the run under
+way, on its core, before that run has ended; the lane's last run lets go of
+the core, the container and the turn."""
+import dataclasses
+import queue
+import threading
+
+import pytest
+
+from sandbox.container import AheadFailed, SandboxBroken
+from sandbox.engine import MAX_LANE_RUNS, RunEngine, Want
+from sandbox.faults import Cancelled
+from sandbox.protocol import Kind
+from tests.unit.fakes import CASE_REQUEST, ended_run
+
+WAIT_SEC = 10
+QUIET_SEC = 0.3
+
+
+@dataclasses.dataclass(eq=False)
+class Run:
+    """A run sent to a container: it waits at its gate, then ends (or fails)."""
+    name: str
+    container: 'Container'
+    gate: threading.Event = dataclasses.field(default_factory=threading.Event)
+    fails: object = None
+
+    def end(self, fails=None):
+        self.fails = fails
+        self.gate.set()
+
+
+class Container:
+
+    def __init__(self, name, sent):
+        self.name, self._sent, self.aborted = name, sent, False
+        self.broken = False
+        self.runs = []
+
+    def run(self, request, stdin, files=None):
+        run = Run(stdin, self)
+        self.runs.append(run)
+        self._sent.put(run)
+        assert run.gate.wait(WAIT_SEC)
+        if self.aborted:
+            raise SandboxBroken('killed')
+        if run.fails is not None:
+            self.broken = True
+            raise run.fails
+        return ended_run()
+
+    def abort(self):
+        self.aborted = self.broken = True
+        for run in self.runs:
+            run.gate.set()
+
+
+class Pool:
+
+    def __init__(self):
+        self.sent: 'queue.Queue[Run]' = queue.Queue()
+        self.given_back: 'queue.Queue[tuple]' = queue.Queue()
+        self.made = 0
+        self.in_runs = {}
+
+    def acquire(self, job_key, image, stage, engine_work=True, keep=frozenset()):
+        self.made += 1
+        container = Container(f'c{self.made}', self.sent)
+        self.in_runs[container] = job_key
+        return container
+
+    def give_back(self, container, broken=False):
+        del self.in_runs[container]
+        self.given_back.put((container.name, broken))
+
+    def abort_runs(self, job_key):
+        for container, key in list(self.in_runs.items()):
+            if key == job_key:
+                container.abort()
+
+
+class Cores:
+
+    def __init__(self, count):
+        self._slots = threading.BoundedSemaphore(count)
+        self.asked: 'queue.Queue[str]' = queue.Queue()
+
+    def acquire(self):
+        self.asked.put(threading.current_thread().name)
+        self._slots.acquire()
+
+    def release(self):
+        self._slots.release()
+
+
+class Rig:
+
+    def __init__(self, cores):
+        self.pool = Pool()
+        self.cores = Cores(cores)
+        self.engine = RunEngine(self.pool, self.cores, max_pairs=1, core_count=cores)
+        self.outcomes = {}
+
+    def start(self, name, request=CASE_REQUEST, files=None):
+        """A run of job `name[0]`, named `name`, on a thread of its own."""
+        outcome: 'queue.Queue[object]' = queue.Queue()
+        self.outcomes[name] = outcome
+
+        def one():
+            try:
+                outcome.put(
+                    self.engine.run(Want(name[0], 'image', lambda container: None), request, name,
+                                    lambda run, container: container.name, files))
+            except Exception as exc:
+                outcome.put(exc)
+
+        threading.Thread(target=one, name=name, daemon=True).start()
+
+    def sent(self, name) -> Run:
+        run = self.pool.sent.get(timeout=WAIT_SEC)
+        assert run.name == name
+        return run
+
+    def nothing_sent(self):
+        with pytest.raises(queue.Empty):
+            run = self.pool.sent.get(timeout=QUIET_SEC)
+            pytest.fail(f'{run.name} was sent')
+
+    def outcome(self, name):
+        return self.outcomes[name].get(timeout=WAIT_SEC)
+
+    def cores_asked(self):
+        asked = []
+        while not self.cores.asked.empty():
+            asked.append(self.cores.asked.get())
+        return asked
+
+
+def test_with_the_cores_spoken_for_a_jobs_next_case_follows_in_its_container_on_its_core():
+    one = Rig(cores=1)
+    one.start('a1')
+    first = one.sent('a1')
+    one.start('a2')
+    second = one.sent('a2')  # before the first has ended
+    assert second.container is first.container
+    assert one.cores_asked() == ['a1']
+    first.end()
+    assert one.outcome('a1') == first.container.name
+    assert one.pool.given_back.empty()  # its follower has it
+    second.end()
+    assert one.outcome('a2') == first.container.name
+    assert one.pool.given_back.get(timeout=WAIT_SEC) == (first.container.name, False)
+
+
+def test_the_lanes_core_is_let_go_by_its_last_run_only():
+    one = Rig(cores=1)
+    one.start('a1')
+    first = one.sent('a1')
+    one.start('a2')
+    second = one.sent('a2')
+    one.start('b1')  # its job's first run: its turn, then it waits for the core
+    first.end()
+    assert one.outcome('a1') == 'c1'
+    one.nothing_sent()  # a2 runs on the core
+    second.end()
+    one.sent('b1').end()
+    assert one.outcome('b1') == 'c2'
+
+
+def test_a_run_waiting_for_its_turn_follows_once_its_jobs_lane_opens():
+    one = Rig(cores=1)
+    one.start('x1')
+    other = one.sent('x1')
+    one.start('a1')  # its turn, then it waits for the core
+    assert one.cores.asked.get(timeout=WAIT_SEC) == 'x1'
+    assert one.cores.asked.get(timeout=WAIT_SEC) == 'a1'
+    one.start('a2')  # a1 is admitted and the core spoken for: a2 waits
+    one.nothing_sent()
+    other.end()
+    first = one.sent('a1')
+    second = one.sent('a2')  # a1 opened its lane: a2 follows in it at once
+    assert second.container is first.container
+    first.end()
+    second.end()
+    assert [one.outcome('a1'), one.outcome('a2')] == ['c2', 'c2']
+
+
+def test_with_a_core_to_spare_a_jobs_cases_run_beside_each_other():
+    two = Rig(cores=2)
+    two.start('a1')
+    first = two.sent('a1')
+    two.start('a2')
+    second = two.sent('a2')
+    assert second.container is not first.container
+    first.end()
+    second.end()
+    assert {two.outcome('a1'), two.outcome('a2')} == {'c1', 'c2'}
+
+
+@pytest.mark.parametrize('request_, files', [
+    (dataclasses.replace(CASE_REQUEST, fresh=True), None),
+    (CASE_REQUEST, {
+        'output': 'a checker\'s copy of the output'
+    }),
+    (dataclasses.replace(CASE_REQUEST, kind=Kind.COMPILE), None),
+])
+def test_a_run_of_its_own_follows_none_and_none_follows_it(request_, files):
+    one = Rig(cores=1)
+    one.start('a1')
+    first = one.sent('a1')
+    one.start('a2', request_, files)
+    one.nothing_sent()  # it waits for its turn
+    first.end()
+    alone = one.sent('a2')
+    assert alone.container is not first.container
+    one.start('a3')
+    one.nothing_sent()  # it does not follow a run of its own
+    alone.end()
+    one.sent('a3').end()
+    assert [one.outcome(name) for name in ('a1', 'a2', 'a3')] == ['c1', 'c2', 'c3']
+
+
+def test_a_follower_whose_run_ahead_broke_the_sandbox_is_made_on_its_own():
+    one = Rig(cores=1)
+    one.start('a1')
+    first = one.sent('a1')
+    one.start('a2')
+    second = one.sent('a2')
+    first.end(SandboxBroken('the supervisor is gone'))
+    assert isinstance(one.outcome('a1'), SandboxBroken)
+    second.end(AheadFailed('a run sent before it broke the sandbox'))
+    assert one.pool.given_back.get(timeout=WAIT_SEC) == ('c1', True)
+    again = one.sent('a2')  # in a container of its own
+    assert again.container is not first.container
+    again.end()
+    assert one.outcome('a2') == again.container.name
+
+
+def test_a_cancel_ends_a_lane_and_its_followers():
+    one = Rig(cores=1)
+    one.start('a1')
+    one.sent('a1')
+    one.start('a2')
+    one.sent('a2')
+    one.engine.cancel(['a'])
+    assert isinstance(one.outcome('a1'), Cancelled)
+    assert isinstance(one.outcome('a2'), Cancelled)
+    one.nothing_sent()
+    assert one.pool.given_back.get(timeout=WAIT_SEC) == ('c1', True)
+    one.start('b1')
+    one.sent('b1').end()  # the lane's core was let go
+    assert one.outcome('b1') == 'c2'
+
+
+def test_a_lane_takes_at_most_its_share_of_runs():
+    one = Rig(cores=1)
+    names = [f'a{n}' for n in range(MAX_LANE_RUNS + 1)]
+    runs = []
+    for name in names[:-1]:
+        one.start(name)
+        runs.append(one.sent(name))
+    assert {run.container for run in runs} == {runs[0].container}
+    one.start(names[-1])
+    one.nothing_sent()  # it waits for its turn: other jobs' runs get the core in between
+    for run in runs:
+        run.end()
+    one.sent(names[-1]).end()
+    assert one.outcome(names[-1]) == 'c2'
