@@ -189,3 +189,23 @@ def test_a_case_of_another_environment_is_exec_d(container, tmp_path):
     other = dataclasses.replace(REQUEST, env=REQUEST.env + (('EXTRA', 'x'), ))
     answer = run(container, tmp_path, other)
     assert (answer.from_zygote, answer.stdout) == (False, b'x\n')
+
+
+def test_cases_sent_ahead_are_each_run_on_their_own_input_and_timed_from_their_own_start(
+        container, tmp_path):
+    # A job's lane (sandbox/engine.py): its cases are sent before the one
+    # under way has ended; the supervisor runs each once it has answered the
+    # one before.
+    staged(container, tmp_path,
+           'import time\nn = int(input())\nif n == 0:\n    time.sleep(0.5)\nprint(n * 2)\n')
+    sent = []
+    for n in range(4):
+        (tmp_path / f'{n}.in').write_text(f'{n}\n')
+        sent.append(container.send(REQUEST, tmp_path / f'{n}.in'))
+    answers = [container.answer(one) for one in sent]
+    assert [(answer.stdout, answer.exit_code, answer.from_zygote)
+            for answer in answers] == [(f'{n * 2}\n'.encode(), 0, True) for n in range(4)]
+    assert answers[0].wall_us >= 500_000
+    # Each from its own start: the wait for the first is no later case's.
+    assert all(answer.wall_us < 400_000 for answer in answers[1:]), answers
+    assert not list(container.box.glob('stdin*'))
