@@ -163,7 +163,7 @@ class SandboxContainer:
 
     @property
     def broken(self) -> bool:
-        return self._conn is None or self._aborted
+        return self._conn is None or self._aborted or self._ahead_failed
 
     def start(self) -> None:
         """Create and start the container, and take its supervisor's connection.
@@ -282,9 +282,10 @@ class SandboxContainer:
         alone may see is in the box until it has ended)."""
         private = bool(request.fresh or files or fifos)
         with self._lock:
+            if self._ahead_failed:
+                raise AheadFailed('a run sent before it broke the sandbox')
             if self._conn is None:
-                raise (AheadFailed('a run sent before it broke the sandbox')
-                       if self._ahead_failed else SandboxBroken('sandbox is closed'))
+                raise SandboxBroken('sandbox is closed')
             if self._outstanding and (private or self._outstanding[-1].private):
                 raise RuntimeError('a run with files of its own shares its sandbox with no other')
             if request.fresh:
@@ -336,10 +337,10 @@ class SandboxContainer:
         try:
             with self._lock:
                 while self._outstanding and self._outstanding[0] is not sent:
-                    if self._conn is None:
+                    if self._conn is None or self._ahead_failed:
                         raise AheadFailed('a run sent before it broke the sandbox')
                     self._turn.wait()
-                if self._conn is None:
+                if self._conn is None or self._ahead_failed:
                     raise AheadFailed('a run sent before it broke the sandbox')
                 conn = self._conn
             # Its own bound from now: the supervisor started it once it had
@@ -351,20 +352,26 @@ class SandboxContainer:
                     conn.settimeout(timeout)
                 response = read_response(self._answers, sent.request)
                 with self._lock:
+                    # Nothing asked after it: nothing else may come. Asked:
+                    # what came past it is the next answer's start, which
+                    # that answer's reading checks.
                     if len(self._outstanding) == 1:
-                        self._answers.end()  # nothing asked after it: nothing else may come
+                        self._answers.end()
             except SupervisorFailure:
                 # The supervisor answered but could not run the request: what
                 # it left behind is unknown, so this container serves no more.
-                with self._lock:
-                    self._fail()
+                self._close_failed()
                 raise
             except (OSError, ValueError, SupervisorProtocolError) as exc:
                 # A timeout or a broken stream leaves the conversation in an
                 # unknown state: never reuse this container.
-                with self._lock:
-                    self._fail()
+                self._close_failed()
                 raise SandboxBroken(f'sandbox run failed: {type(exc).__name__}: {exc}') from None
+            except BaseException:
+                # Whatever stopped the reading half-way, the next answer's
+                # reader must not start in the middle of this one.
+                self._close_failed()
+                raise
             return response
         finally:
             with self._lock:
@@ -374,11 +381,25 @@ class SandboxContainer:
             _unlink_all(sent.placed)
 
     def _fail(self) -> None:
-        """Lock held: the conversation broke; runs sent after the failed one
-        end in AheadFailed."""
+        """Lock held: the conversation broke; the runs not answered yet end
+        in AheadFailed (but the one whose reading failed). The socket is
+        shut down, which wakes its reader, and closed only by that reader
+        (`_close_failed`) or `destroy`: a descriptor closed under another
+        thread's read could be reused meanwhile by another connection, whose
+        bytes it would read."""
         self._ahead_failed = True
-        self._close_conn()
+        if self._conn is not None:
+            try:
+                self._conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self._turn.notify_all()
+
+    def _close_failed(self) -> None:
+        """The reader's failure: the conversation is over."""
+        with self._lock:
+            self._fail()
+            self._close_conn()
 
     def _renew_job_folder(self) -> None:
         """Lock held: the job's files in a folder made now, for a run that

@@ -73,7 +73,8 @@ class _Lane:
     The runs of a lane share its core: they follow one another."""
     want: Want
     container: SandboxContainer
-    runs: int = 1  # runs sent to it (or about to be) that have not ended
+    runs: int = 1  # runs sent to it (or about to be) not answered yet: they hold its core
+    users: int = 1  # runs of it not finished yet: they hold its container and turn
     taken: int = 1  # runs it took in all
 
 
@@ -191,7 +192,8 @@ class RunEngine:
             try:
                 return self._in_lane(lane, request, stdin, None, finish)
             except AheadFailed:
-                # Not this run's failure: it is made on its own.
+                # Not this run's failure: it is made on its own (it opens a
+                # lane, and nothing is sent before it there).
                 self._take_turn(want.job_key, None)
         try:
             self._check_cancelled([want])
@@ -202,11 +204,12 @@ class RunEngine:
             raise
         with self._lock:
             self._running += 1
-            lane = _Lane(want, container)
-            if follows is not None and want.job_key not in self._lanes:
-                self._lanes[want.job_key] = lane
-                self._let_follow(lane)
-        return self._in_lane(lane, request, stdin, files, finish)
+        return self._in_lane(_Lane(want, container),
+                             request,
+                             stdin,
+                             files,
+                             finish,
+                             opens=follows is not None)
 
     def _may_follow(self, lane: Optional['_Lane'], want: Want) -> bool:
         """Lock held. Whether a run of `want` may follow in `lane`, only asked
@@ -218,75 +221,105 @@ class RunEngine:
     def _join(self, lane: '_Lane') -> '_Lane':
         """Lock held."""
         lane.runs += 1
+        lane.users += 1
         lane.taken += 1
         return lane
 
-    def _let_follow(self, lane: '_Lane') -> None:
-        """Lock held, `lane` just opened: the runs of its job waiting for
-        their turn that may follow in it do so now, in the order they came."""
-        for waiter in list(self._turns):
-            if waiter.follows is not None and waiter.job_key == lane.want.job_key and \
-                    self._may_follow(lane, waiter.follows):
-                self._turns.remove(waiter)
-                waiter.lane = self._join(lane)
-                waiter.turn.notify()
+    def _open(self, lane: '_Lane') -> None:
+        """`lane`'s first run was sent: its job's next plain runs may follow
+        in it, those waiting for their turn at once, in the order they came.
+        Not before: a run sent ahead of it that broke the conversation would
+        fail it for nothing of its own."""
+        with self._lock:
+            if lane.want.job_key in self._lanes:
+                return  # the job's runs follow in the other one
+            self._lanes[lane.want.job_key] = lane
+            for waiter in list(self._turns):
+                if waiter.follows is not None and waiter.job_key == lane.want.job_key and \
+                        self._may_follow(lane, waiter.follows):
+                    self._turns.remove(waiter)
+                    waiter.lane = self._join(lane)
+                    waiter.turn.notify()
 
-    def _in_lane(self, lane: '_Lane', request: RunRequest, stdin: Optional[pathlib.Path],
-                 files: Files, finish: Callable[[RunResponse, SandboxContainer], T]) -> T:
-        """The run made in the lane's container, counted in it; the lane's
-        last run to end lets go of its core, its container and its turn."""
+    def _in_lane(self,
+                 lane: '_Lane',
+                 request: RunRequest,
+                 stdin: Optional[pathlib.Path],
+                 files: Files,
+                 finish: Callable[[RunResponse, SandboxContainer], T],
+                 opens: bool = False) -> T:
+        """The run made in the lane's container, counted in it (`opens`: the
+        lane's first, which takes followers once sent). The lane's last run
+        to be answered lets go of its core; the last to be finished, of its
+        container and its turn."""
         want, container = lane.want, lane.container
         try:
-            self._check_cancelled([want])
-            run = container.run(request, stdin, files)
+            try:
+                self._check_cancelled([want])
+                sent = container.send(request, stdin, files)
+                if opens:
+                    self._open(lane)
+                run = container.answer(sent)
+            finally:
+                self._answered(lane)
+            self._ran(request, run, container)
+            finished = finish(run, container)
         except BaseException:
-            self._leave(lane)
+            self._finished(lane)
             self._check_cancelled([want])  # killed because it was: not tried again
             raise
-        last = self._left(lane)
-        try:
-            self._ran(request, run, container)
-            return finish(run, container)
-        finally:
-            if last:
-                self._pool.give_back(container, broken=container.broken)
-                self._end_turn(want.job_key)
+        self._finished(lane)
+        return finished
 
-    def _leave(self, lane: '_Lane') -> None:
-        """A run of `lane` that ended without an answer, or will not be made."""
-        if self._left(lane):
-            self._pool.give_back(lane.container, broken=lane.container.broken)
-            self._end_turn(lane.want.job_key)
-
-    def _left(self, lane: '_Lane') -> bool:
-        """A run of `lane` has its answer (or none): whether it was the
-        lane's last, which takes no follower from now on, and whose core is
-        let go of now."""
+    def _answered(self, lane: '_Lane') -> None:
+        """A run of `lane` has its answer, or none: the last lets go of the
+        lane's core, and the lane takes no follower from then on."""
         with self._lock:
             lane.runs -= 1
             if lane.runs:
-                return False
+                return
             if self._lanes.get(lane.want.job_key) is lane:
                 del self._lanes[lane.want.job_key]
             self._running -= 1
         self._cores.release()
-        return True
+
+    def _finished(self, lane: '_Lane') -> None:
+        """A run of `lane` is finished with its container: the last gives it
+        back, and ends the lane's turn."""
+        with self._lock:
+            lane.users -= 1
+            if lane.users:
+                return
+        try:
+            self._pool.give_back(lane.container, broken=lane.container.broken)
+        finally:
+            self._end_turn(lane.want.job_key)
 
     def _take_turn(self, job_key: str, follows: Optional[Want]) -> Optional['_Lane']:
         """Before a run of `job_key`: its turn (see the module's docstring),
         until `_end_turn` (None is returned), or, when it `follows` (a plain
         case of that want) and would otherwise wait, a lane of its job to
-        follow in (returned, the run counted in it). Every admitted run ends (a run is bounded),
-        and every change that may give a waiting run its turn lets it in
-        (`_let_in`), so every wait ends."""
-        with self._lock:
-            if self._may_go(job_key):
-                self._admit(job_key)
-                return None
-            lane = self._lanes.get(job_key)
-            if follows is not None and self._may_follow(lane, follows):
-                return self._join(lane)
-            return self._wait_for_turn(job_key, follows)
+        follow in (returned, the run counted in it). Every admitted run ends
+        (a run is bounded), and every change that may give a waiting run its
+        turn lets it in (`_let_in`), so every wait ends."""
+        waiter = None
+        try:
+            with self._lock:
+                if self._may_go(job_key):
+                    self._admit(job_key)
+                    return None
+                lane = self._lanes.get(job_key)
+                if follows is not None and self._may_follow(lane, follows):
+                    return self._join(lane)
+                waiter = _Waiter(job_key, threading.Condition(self._lock), follows)
+                return self._wait_for_turn(waiter)
+        except BaseException:
+            if waiter is not None and waiter.lane is not None:
+                # Let into a lane, but this run will not be made: out of the
+                # lock, as the lane's last run may give its container back.
+                self._answered(waiter.lane)
+                self._finished(waiter.lane)
+            raise
 
     def _end_turn(self, job_key: str) -> None:
         with self._lock:
@@ -302,22 +335,18 @@ class RunEngine:
         """Lock held."""
         self._admitted[job_key] = self._admitted.get(job_key, 0) + 1
 
-    def _wait_for_turn(self, job_key: str, follows: Optional[Want]) -> Optional['_Lane']:
+    def _wait_for_turn(self, waiter: _Waiter) -> Optional['_Lane']:
         """Lock held. Returns admitted, by `_let_in`, or with a lane to
-        follow in, by `_let_follow`."""
-        waiter = _Waiter(job_key, threading.Condition(self._lock), follows)
+        follow in, by `_open` (the caller leaves it if this raises)."""
         try:
             self._turns.append(waiter)
             while not waiter.admitted and waiter.lane is None:
                 waiter.turn.wait()
             return waiter.lane
         except BaseException:
-            # Let in, or into a lane, but this run will not be made.
-            if waiter.admitted:
-                _count_down(self._admitted, job_key)
+            if waiter.admitted:  # let in, but this run will not be made
+                _count_down(self._admitted, waiter.job_key)
                 self._let_in()
-            elif waiter.lane is not None:
-                self._leave(waiter.lane)
             elif waiter in self._turns:
                 self._turns.remove(waiter)
             raise

@@ -1,13 +1,14 @@
 """SandboxContainer's runs against a fake supervisor: a run may be sent while
 one is under way (a lane, sandbox/engine.py), and each gets its own answer,
 in the order sent."""
+import dataclasses
 import socket
 import struct
 import threading
 
 import pytest
 
-from sandbox.container import AheadFailed, SandboxBroken, SandboxContainer
+from sandbox.container import AheadFailed, SandboxBroken, SandboxContainer, TRANSFER_GRACE_SEC
 from sandbox.protocol import PROTOCOL_VERSION
 from sandbox.settings import ContainerLimits
 from tests.unit.fakes import CASE_REQUEST
@@ -177,3 +178,63 @@ def test_nothing_is_sent_beside_a_run_with_files_of_its_own(tmp_path):
         supervisor.container.send(CASE_REQUEST, None, files={'answer': secret})
     supervisor.sock.sendall(answer_bytes(b''))
     supervisor.container.answer(plain)
+
+
+def test_each_run_is_read_within_its_own_bound(tmp_path):
+    supervisor = Supervisor(tmp_path)
+    short = dataclasses.replace(CASE_REQUEST, wall_ms=1000)
+    long = dataclasses.replace(CASE_REQUEST, wall_ms=9000)
+    first = supervisor.container.send(short, None)
+    second = supervisor.container.send(long, None)
+    supervisor.sock.sendall(answer_bytes(b'') + answer_bytes(b''))
+    supervisor.container.answer(first)
+    assert supervisor.container._conn.gettimeout() == 1 + TRANSFER_GRACE_SEC
+    supervisor.container.answer(second)
+    assert supervisor.container._conn.gettimeout() == 9 + TRANSFER_GRACE_SEC
+
+
+def test_a_reading_stopped_half_way_is_not_taken_up_by_the_next_run(tmp_path, monkeypatch):
+    supervisor = Supervisor(tmp_path)
+    first = supervisor.container.send(CASE_REQUEST, None)
+    second = supervisor.container.send(CASE_REQUEST, None)
+    supervisor.sock.sendall(answer_bytes(b'zero\n') + answer_bytes(b'one\n'))
+
+    def stopped(answers, request):
+        answers.exact(10)  # half-way through the first answer
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr('sandbox.container.read_response', stopped)
+    with pytest.raises(RuntimeError):
+        supervisor.container.answer(first)
+    with pytest.raises(AheadFailed):
+        supervisor.container.answer(second)
+
+
+class FailingSends:
+    """A connection whose sends after the first fail."""
+
+    def __init__(self, sock):
+        self._sock, self._sends = sock, 0
+
+    def sendall(self, data):
+        self._sends += 1
+        if self._sends > 1:
+            raise BrokenPipeError('the supervisor is gone')
+        self._sock.sendall(data)
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+
+def test_a_send_that_fails_wakes_the_reader_and_leaves_it_its_socket(tmp_path):
+    supervisor = Supervisor(tmp_path)
+    supervisor.container._use(FailingSends(supervisor.container._conn))
+    thread, done = supervisor.run_in_thread(None)
+    read_request(supervisor.sock)  # the first is sent; its reader waits for its answer
+    with pytest.raises(SandboxBroken):
+        supervisor.container.send(CASE_REQUEST, None)
+    assert supervisor.container._conn is not None  # not closed under its reader
+    thread.join(WAIT_SEC)
+    assert not thread.is_alive()  # woken, not left to its timeout
+    assert isinstance(done['answer'], SandboxBroken)
+    assert supervisor.container._conn is None  # closed by its reader

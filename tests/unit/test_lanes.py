@@ -33,15 +33,21 @@ class Run:
 
 class Container:
 
-    def __init__(self, name, sent):
-        self.name, self._sent, self.aborted = name, sent, False
+    def __init__(self, name, sent, send_gates):
+        self.name, self._sent, self._send_gates, self.aborted = name, sent, send_gates, False
         self.broken = False
         self.runs = []
 
-    def run(self, request, stdin, files=None):
+    def send(self, request, stdin, files=None):
+        gate = self._send_gates.get(stdin)
+        if gate is not None:
+            assert gate.wait(WAIT_SEC)
         run = Run(stdin, self)
         self.runs.append(run)
         self._sent.put(run)
+        return run
+
+    def answer(self, run):
         assert run.gate.wait(WAIT_SEC)
         if self.aborted:
             raise SandboxBroken('killed')
@@ -63,10 +69,11 @@ class Pool:
         self.given_back: 'queue.Queue[tuple]' = queue.Queue()
         self.made = 0
         self.in_runs = {}
+        self.send_gates = {}  # a run named here is sent once its event is set
 
     def acquire(self, job_key, image, stage, engine_work=True, keep=frozenset()):
         self.made += 1
-        container = Container(f'c{self.made}', self.sent)
+        container = Container(f'c{self.made}', self.sent, self.send_gates)
         self.in_runs[container] = job_key
         return container
 
@@ -184,6 +191,39 @@ def test_a_run_waiting_for_its_turn_follows_once_its_jobs_lane_opens():
     first.end()
     second.end()
     assert [one.outcome('a1'), one.outcome('a2')] == ['c2', 'c2']
+
+
+def test_nothing_is_sent_to_a_lane_before_its_first_run():
+    # A run sent ahead of the lane's first that broke the conversation
+    # would fail it for nothing of its own.
+    one = Rig(cores=1)
+    one.start('x1')
+    other = one.sent('x1')
+    sending = one.pool.send_gates['a1'] = threading.Event()
+    one.start('a1')
+    assert one.cores.asked.get(timeout=WAIT_SEC) == 'x1'
+    assert one.cores.asked.get(timeout=WAIT_SEC) == 'a1'
+    one.start('a2')  # it waits for its turn
+    other.end()  # a1 has the core, and is being sent
+    one.nothing_sent()
+    one.start('a3')
+    one.nothing_sent()
+    sending.set()
+    first = one.sent('a1')
+    assert {one.sent('a2').container, one.sent('a3').container} == {first.container}
+
+
+def test_a_broken_lane_takes_no_follower():
+    one = Rig(cores=1)
+    one.start('a1')
+    first = one.sent('a1')
+    first.container.broken = True  # its run is killed, say
+    one.start('a2')
+    one.nothing_sent()  # it waits for its turn
+    first.end()
+    again = one.sent('a2')
+    assert again.container is not first.container
+    again.end()
 
 
 def test_with_a_core_to_spare_a_jobs_cases_run_beside_each_other():
