@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from sandbox.container import AheadFailed, SandboxBroken, SandboxContainer, TRANSFER_GRACE_SEC
-from sandbox.protocol import PROTOCOL_VERSION
 from sandbox.settings import ContainerLimits
 from tests.unit.fakes import CASE_REQUEST
+from tests.unit.test_protocol import GOOD, framed
 
 LIMITS = ContainerLimits(memory_bytes=1 << 30,
                          pids=64,
@@ -22,31 +22,7 @@ WAIT_SEC = 10
 
 
 def answer_bytes(stdout: bytes) -> bytes:
-    fields = {
-        'ok': '1',
-        'error': '',
-        'exit_code': '0',
-        'signal': '0',
-        'wall_timeout': '0',
-        'cpu_timeout': '0',
-        'mem_exceeded': '0',
-        'cpu_us': '5',
-        'wall_us': '6',
-        'maxrss_kb': '7',
-        'oom_kills': '0',
-        'out_size': str(len(stdout)),
-        'err_size': '0',
-        'out_len': str(len(stdout)),
-        'err_len': '0',
-        'tail_len': '0',
-        'art_status': 'none',
-        'art_len': '0',
-        'landlock': '7',
-        'zygote': '0',
-        'protocol': str(PROTOCOL_VERSION),
-    }
-    header = ''.join(f'{k}={v}\n' for k, v in fields.items()).encode()
-    return struct.pack('<I', len(header)) + header + stdout
+    return framed({**GOOD, 'out_size': str(len(stdout)), 'out_len': str(len(stdout))}, stdout)
 
 
 def read_request(sock) -> dict:

@@ -13,6 +13,7 @@ from sandbox.engine import MAX_LANE_RUNS, RunEngine, Want
 from sandbox.faults import Cancelled
 from sandbox.protocol import Kind
 from tests.unit.fakes import CASE_REQUEST, ended_run
+from tests.unit.test_job_turns import Cores
 
 WAIT_SEC = 10
 QUIET_SEC = 0.3
@@ -85,20 +86,6 @@ class Pool:
         for container, key in list(self.in_runs.items()):
             if key == job_key:
                 container.abort()
-
-
-class Cores:
-
-    def __init__(self, count):
-        self._slots = threading.BoundedSemaphore(count)
-        self.asked: 'queue.Queue[str]' = queue.Queue()
-
-    def acquire(self):
-        self.asked.put(threading.current_thread().name)
-        self._slots.acquire()
-
-    def release(self):
-        self._slots.release()
 
 
 class Rig:
@@ -210,7 +197,9 @@ def test_nothing_is_sent_to_a_lane_before_its_first_run():
     one.nothing_sent()
     sending.set()
     first = one.sent('a1')
-    assert {one.sent('a2').container, one.sent('a3').container} == {first.container}
+    followers = [one.pool.sent.get(timeout=WAIT_SEC) for _ in range(2)]  # in either order
+    assert sorted(run.name for run in followers) == ['a2', 'a3']
+    assert {run.container for run in followers} == {first.container}
 
 
 def test_a_broken_lane_takes_no_follower():
