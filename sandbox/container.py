@@ -336,12 +336,12 @@ class SandboxContainer:
         (this run may not have been made at all)."""
         try:
             with self._lock:
-                while self._outstanding and self._outstanding[0] is not sent:
+                while True:  # `sent` is outstanding until its answer is read
                     if self._conn is None or self._ahead_failed:
                         raise AheadFailed('a run sent before it broke the sandbox')
+                    if self._outstanding[0] is sent:
+                        break
                     self._turn.wait()
-                if self._conn is None or self._ahead_failed:
-                    raise AheadFailed('a run sent before it broke the sandbox')
                 conn = self._conn
             # Its own bound from now: the supervisor started it once it had
             # answered the one before.

@@ -112,6 +112,12 @@ class Engine:
 
         threading.Thread(target=one, name=key, daemon=True).start()
 
+    def take_both_cores(self, *keys):
+        """A run of each of `keys` asks for a core and starts, one after another."""
+        for key in keys:
+            self.run(key)
+            assert self.asked_for_a_core() == key and self.started() == key
+
     def asked_for_a_core(self):
         return self.cores.asked.get(timeout=WAIT_SEC)
 
@@ -134,9 +140,7 @@ class Engine:
 
 def test_a_jobs_run_waits_for_its_run_under_way_while_the_cores_are_spoken_for():
     two = Engine(cores=2)
-    for key in ('a', 'b'):
-        two.run(key)
-        assert two.asked_for_a_core() == key and two.started() == key
+    two.take_both_cores('a', 'b')
     two.run('a')
     # Both cores spoken for and a's first run under way: a's second waits
     # for it, asking for no core, while another job's run gets one.
@@ -192,9 +196,7 @@ def test_a_run_getting_a_new_container_does_not_speak_for_a_core():
 
 def test_the_runs_waiting_for_their_turn_go_one_at_a_time_in_the_order_they_came():
     two = Engine(cores=2)
-    for key in ('a', 'b'):
-        two.run(key)
-        assert two.asked_for_a_core() == key and two.started() == key
+    two.take_both_cores('a', 'b')
     two.run('a')
     two.asks_for_no_core()
     two.run('a')

@@ -111,6 +111,14 @@ class Rig:
 
         threading.Thread(target=one, name=name, daemon=True).start()
 
+    def sent_in_turn(self, *names):
+        """Each run started, and seen sent, before the next is started."""
+        runs = []
+        for name in names:
+            self.start(name)
+            runs.append(self.sent(name))
+        return runs
+
     def sent(self, name) -> Run:
         run = self.pool.sent.get(timeout=WAIT_SEC)
         assert run.name == name
@@ -149,10 +157,7 @@ def test_with_the_cores_spoken_for_a_jobs_next_case_follows_in_its_container_on_
 
 def test_the_lanes_core_is_let_go_by_its_last_run_only():
     one = Rig(cores=1)
-    one.start('a1')
-    first = one.sent('a1')
-    one.start('a2')
-    second = one.sent('a2')
+    first, second = one.sent_in_turn('a1', 'a2')
     one.start('b1')  # its job's first run: its turn, then it waits for the core
     first.end()
     assert one.outcome('a1') == 'c1'
@@ -217,10 +222,7 @@ def test_a_broken_lane_takes_no_follower():
 
 def test_with_a_core_to_spare_a_jobs_cases_run_beside_each_other():
     two = Rig(cores=2)
-    two.start('a1')
-    first = two.sent('a1')
-    two.start('a2')
-    second = two.sent('a2')
+    first, second = two.sent_in_turn('a1', 'a2')
     assert second.container is not first.container
     first.end()
     second.end()
@@ -252,10 +254,7 @@ def test_a_run_of_its_own_follows_none_and_none_follows_it(request_, files):
 
 def test_a_follower_whose_run_ahead_broke_the_sandbox_is_made_on_its_own():
     one = Rig(cores=1)
-    one.start('a1')
-    first = one.sent('a1')
-    one.start('a2')
-    second = one.sent('a2')
+    first, second = one.sent_in_turn('a1', 'a2')
     first.end(SandboxBroken('the supervisor is gone'))
     assert isinstance(one.outcome('a1'), SandboxBroken)
     second.end(AheadFailed('a run sent before it broke the sandbox'))
@@ -268,10 +267,7 @@ def test_a_follower_whose_run_ahead_broke_the_sandbox_is_made_on_its_own():
 
 def test_a_cancel_ends_a_lane_and_its_followers():
     one = Rig(cores=1)
-    one.start('a1')
-    one.sent('a1')
-    one.start('a2')
-    one.sent('a2')
+    one.sent_in_turn('a1', 'a2')
     one.engine.cancel(['a'])
     assert isinstance(one.outcome('a1'), Cancelled)
     assert isinstance(one.outcome('a2'), Cancelled)
@@ -285,10 +281,7 @@ def test_a_cancel_ends_a_lane_and_its_followers():
 def test_a_lane_takes_at_most_its_share_of_runs():
     one = Rig(cores=1)
     names = [f'a{n}' for n in range(MAX_LANE_RUNS + 1)]
-    runs = []
-    for name in names[:-1]:
-        one.start(name)
-        runs.append(one.sent(name))
+    runs = one.sent_in_turn(*names[:-1])
     assert {run.container for run in runs} == {runs[0].container}
     one.start(names[-1])
     one.nothing_sent()  # it waits for its turn: other jobs' runs get the core in between
