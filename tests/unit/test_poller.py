@@ -897,3 +897,63 @@ def test_without_long_polls_a_204_after_a_job_still_waits_the_poll_interval():
     for _ in range(3):
         rig.poller.poll_once()
     assert rig.client.calls == [0, 0, 0] and rig.time.waits == [POLL_SEC, POLL_SEC]
+
+
+class IdleThreads(Inline):
+    """A pool with threads idle now: each claim offered is kept, to be run
+    by the test."""
+
+    def __init__(self):
+        self.offered = []
+
+    def offer(self, task):
+        self.offered.append(task)
+        return True
+
+
+def test_while_jobs_come_every_free_place_is_claimed_beside_the_loop_which_only_waits():
+    """Red when the loop claims one itself: a place freed during that
+    claim's round trip waited for it (a backend 20 ms away spent a fifth of
+    each job's place so)."""
+    rig = Rig(payload('jb_1'), payload('jb_2'), payload('jb_3'), max_jobs=3, long_poll=25)
+    rig.poller._workers = pool = IdleThreads()
+    rig.poller.poll_once()  # jb_1, the loop's own long poll: jobs come
+    assert rig.client.calls == [25] and len(pool.offered) == 2
+    rig.poller.poll_once()  # every place taken or being claimed
+    assert rig.client.calls == [25] and rig.time.waits == [POLL_SEC]  # woken by `freed`
+    for claim in pool.offered:
+        claim()
+    rig.tracker.remove('jb_2')
+    rig.poller.poll_once()  # the place jb_2 let go
+    assert rig.client.calls == [25, 0, 0] and len(pool.offered) == 3
+    assert rig.poller._claims_in_flight() == 1
+
+
+def test_a_failed_claim_beside_the_loop_makes_its_next_ask_its_own_and_backed_off():
+    """Red when the claims beside the loop go on after a failure: every
+    place would ask a backend that is away again at once, without backoff."""
+    rig = Rig(payload('jb_1'),
+              TransportError('GET next-job: refused'),
+              TransportError('GET next-job: refused'),
+              max_jobs=3)
+    rig.poller._workers = pool = IdleThreads()
+    rig.poller.poll_once()
+    pool.offered.pop()()  # the backend went away
+    rig.poller.poll_once()
+    assert rig.client.calls == [0, 0, 0] and len(pool.offered) == 1  # asked by the loop
+    assert rig.time.waits == [1]  # and backed off as from its own failures
+
+
+def test_after_its_own_failed_ask_the_loop_alone_asks_again():
+    """Red when the loop's failure leaves the claims to the pool: after each
+    backoff every free place would ask a backend that is away at once."""
+    rig = Rig(payload('jb_1'),
+              TransportError('GET next-job: refused'),
+              payload('jb_2'),
+              max_jobs=3,
+              long_poll=25)
+    rig.poller.poll_once()  # jb_1; no thread idle to claim the rest beside the loop
+    rig.poller.poll_once()  # still none idle: the loop asks, and the backend is away
+    rig.poller._workers = IdleThreads()
+    rig.poller.poll_once()
+    assert rig.client.calls == [25, 0, 25]  # its own ask, a long poll

@@ -106,7 +106,7 @@ def claimed(rig, job_id='jb_1'):
 def test_complete_terminal_answers_send_then_finalize(answer):
     rig = claimed(Rig(complete=[answer]))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log == [('complete', 'jb_1'), ('remove', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log == [('complete', 'jb_1'), ('release', 'jb_1'), ('remove', JOB_DIR)]
     assert rig.sleeps == []
     assert len(rig.tracker) == 0
 
@@ -114,7 +114,7 @@ def test_complete_terminal_answers_send_then_finalize(answer):
 def test_complete_400_becomes_abort_rejected_finalized_before_sending():
     rig = claimed(Rig(complete=['400'], abort=['2xx']))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log == [('complete', 'jb_1'), ('back_up', JOB_DIR), ('release', 'jb_1'),
+    assert rig.log == [('complete', 'jb_1'), ('release', 'jb_1'), ('back_up', JOB_DIR),
                        ('abort', 'jb_1', 'rejected')]
     assert len(rig.tracker) == 0
 
@@ -124,7 +124,7 @@ def test_complete_retries_with_backoff_and_keeps_the_lease(answer):
     rig = claimed(Rig(complete=[answer, answer, '2xx']))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
     assert rig.sleeps == [1, 2]
-    assert rig.log == [('complete', 'jb_1')] * 3 + [('remove', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log == [('complete', 'jb_1')] * 3 + [('release', 'jb_1'), ('remove', JOB_DIR)]
 
 
 @pytest.mark.parametrize('answer', RETRIED)
@@ -132,14 +132,14 @@ def test_complete_exhaustion_backs_up_and_gives_up(answer):
     rig = claimed(Rig(complete=[answer] * 6))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
     assert rig.sleeps == [1, 2, 4, 8, 16]
-    assert rig.log == [('complete', 'jb_1')] * 6 + [('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log == [('complete', 'jb_1')] * 6 + [('release', 'jb_1'), ('back_up', JOB_DIR)]
     assert len(rig.tracker) == 0
 
 
 def test_complete_then_rejected_abort_exhausted():
     rig = claimed(Rig(complete=['400'], abort=['5xx'] * 6))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log[:3] == [('complete', 'jb_1'), ('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log[:3] == [('complete', 'jb_1'), ('release', 'jb_1'), ('back_up', JOB_DIR)]
     assert rig.log[3:] == [('abort', 'jb_1', 'rejected')] * 6
     assert rig.sleeps == [1, 2, 4, 8, 16]
 
@@ -153,7 +153,7 @@ def test_a_crashing_complete_call_is_retried_and_still_finalized():
 
     rig.complete = crash
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, TASKS))
-    assert rig.log[-2:] == [('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log[-2:] == [('release', 'jb_1'), ('back_up', JOB_DIR)]
     assert len(rig.tracker) == 0
 
 
@@ -171,7 +171,7 @@ def folder_step(reason):
 def test_abort_finalizes_before_sending(reason, answer):
     rig = claimed(Rig(abort=[answer]))
     rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
-    assert rig.log == [(folder_step(reason), JOB_DIR), ('release', 'jb_1'),
+    assert rig.log == [('release', 'jb_1'), (folder_step(reason), JOB_DIR),
                        ('abort', 'jb_1', reason.value)]
     assert rig.sleeps == []
 
@@ -182,8 +182,8 @@ def test_abort_retries(reason, answer):
     rig = claimed(Rig(abort=[answer, answer, answer, '2xx']))
     rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
     assert rig.sleeps == [1, 2, 4]
-    assert rig.log == [(folder_step(reason), JOB_DIR),
-                       ('release', 'jb_1')] + [('abort', 'jb_1', reason.value)] * 4
+    assert rig.log == [('release', 'jb_1'),
+                       (folder_step(reason), JOB_DIR)] + [('abort', 'jb_1', reason.value)] * 4
 
 
 @pytest.mark.parametrize('reason', REASONS)
@@ -191,8 +191,8 @@ def test_abort_exhaustion_gives_up_already_finalized(reason):
     rig = claimed(Rig(abort=['5xx'] * 6))
     rig.sender.process(AbortReport('jb_1', reason, JOB_DIR))
     assert rig.sleeps == [1, 2, 4, 8, 16]
-    assert rig.log == [(folder_step(reason), JOB_DIR),
-                       ('release', 'jb_1')] + [('abort', 'jb_1', reason.value)] * 6
+    assert rig.log == [('release', 'jb_1'),
+                       (folder_step(reason), JOB_DIR)] + [('abort', 'jb_1', reason.value)] * 6
 
 
 def test_abort_without_a_folder_only_releases():
@@ -205,7 +205,7 @@ def test_abort_is_sent_even_when_the_folder_cannot_be_removed():
     rig = claimed(Rig(abort=['2xx']))
     rig.folders.fail = True
     rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR))
-    assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1'), ('abort', 'jb_1', 'drain')]
+    assert rig.log == [('release', 'jb_1'), ('remove', JOB_DIR), ('abort', 'jb_1', 'drain')]
     assert len(rig.tracker) == 0
 
 
@@ -368,7 +368,7 @@ def test_complete_is_bounded_before_the_first_attempt():
     rig = claimed(BodyRig(takes=4096))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, _cases(10, '\x01' * 1000)))
     assert len(rig.bodies) == 1 and len(json.dumps({'tasks': rig.bodies[0]})) <= 4096
-    assert rig.log[-2:] == [('remove', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log[-2:] == [('release', 'jb_1'), ('remove', JOB_DIR)]
 
 
 def test_a_413_sends_the_verdicts_without_outputs():
@@ -377,14 +377,14 @@ def test_a_413_sends_the_verdicts_without_outputs():
     assert len(rig.bodies) == 2
     assert all(case['stdout'] == case['stderr'] == '' for case in rig.bodies[1][0])
     assert [case['status'] for case in rig.bodies[1][0]] == ['WA'] * 10
-    assert rig.log[-2:] == [('remove', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log[-2:] == [('release', 'jb_1'), ('remove', JOB_DIR)]
 
 
 def test_a_413_without_outputs_too_is_given_up_with_a_backup():
     rig = claimed(BodyRig(takes=10))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, _cases(10, 'x')))
     assert len(rig.bodies) == 2
-    assert rig.log[-2:] == [('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log[-2:] == [('release', 'jb_1'), ('back_up', JOB_DIR)]
     assert rig.sender.given_up == 1
 
 
@@ -392,12 +392,12 @@ def test_a_release_only_abort_finalizes_and_sends_nothing():
     rig = claimed(Rig())
     rig.tracker.add('jb_1')  # the newer claim of the same job
     rig.sender.process(AbortReport('jb_1', AbortReason.DRAIN, JOB_DIR, release_only=True))
-    assert rig.log == [('remove', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log == [('release', 'jb_1'), ('remove', JOB_DIR)]
     assert rig.tracker.claims_of('jb_1') == 1
 
 
 def test_a_result_that_cannot_be_encoded_is_given_up_and_finalized():
     rig = claimed(Rig(complete=['2xx']))
     rig.sender.process(CompleteReport('jb_1', JOB_DIR, (('not a result', ), )))
-    assert rig.log == [('back_up', JOB_DIR), ('release', 'jb_1')]
+    assert rig.log == [('release', 'jb_1'), ('back_up', JOB_DIR)]
     assert rig.sender.given_up == 1

@@ -138,9 +138,11 @@ class Poller(LoopThread):
         # No claim before this time (the clock's), by any thread: a job
         # handed back for memory comes first in the queue again.
         self._held_until = float('-inf')
-        # The last claim found the queue empty: the loop's next one may be a
-        # long poll. While jobs come, it asks without waiting.
-        self._queue_empty = True
+        # The loop asks next, alone: at the start, once a claim found the
+        # queue empty (its ask may then be a long poll) and after a failed
+        # claim (it backs off from it). While jobs come, every free place is
+        # claimed on the pool's threads at once, each ask without waiting.
+        self._loop_asks = True
         self._preparer = preparer
         self._dispatcher = dispatcher
         self._sender = sender
@@ -189,7 +191,19 @@ class Poller(LoopThread):
         if held > 0:
             self._wait(self._stop, held)
             return
-        long_poll = self._long_poll_sec if self._queue_empty else 0
+        if not self._loop_asks:
+            # Jobs come: every free place is claimed at once on a thread of
+            # the pool, and the loop only waits for the next place. Were the
+            # loop to claim one itself, a place freed during that claim's
+            # round trip would wait for it. Cleared before the claims start:
+            # a place freed after the counts are read sets the event.
+            self._tracker.freed.clear()
+            if self._claim_more():
+                if not self._stop.is_set():
+                    self._wait(self._tracker.freed, self._poll_interval_sec)
+                return
+            # A free place and no idle thread to claim it: the loop does.
+        long_poll = self._long_poll_sec if self._loop_asks else 0
         if self._free() <= 0 or (long_poll and self._claims_in_flight()):
             # Cleared before the counts are read again: a release in between
             # is seen by the count, one after it by the event. With claims
@@ -207,6 +221,7 @@ class Poller(LoopThread):
         except BackendError as exc:
             if self._stop.is_set():
                 return  # our own stop cut the request short: nothing to say
+            self._loop_asks = True
             metrics.POLL_FAILURES.labels(_failure_kind(exc)).inc()
             self._wait(self._stop, self._after_failed_poll(exc))
             return
@@ -216,7 +231,7 @@ class Poller(LoopThread):
             self._failed_polls = 0
         if claim is None:
             log.debug('next-job: nothing to claim')
-            self._queue_empty = True
+            self._loop_asks = True
             if self._long_poll_sec and not long_poll:
                 return  # asked without waiting: the next ask is a long poll
             # A backend that ignores `wait` answers at once: fall back to the
@@ -225,7 +240,7 @@ class Poller(LoopThread):
             if rest > 0:
                 self._wait(self._stop, jittered(rest, self._rng))
             return
-        self._queue_empty = False
+        self._loop_asks = False
         with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
             self._take(claim, in_loop=True)
         self._claim_more()
@@ -244,19 +259,20 @@ class Poller(LoopThread):
         with self._in_flight_lock:
             return self._max_concurrent_jobs - len(self._tracker) - self._in_flight
 
-    def _claim_more(self) -> None:
+    def _claim_more(self) -> bool:
         """The rest of the capacity claimed at once, each claim on a thread
-        idle now (none when none is): a backend that just handed out a job
-        likely has more."""
+        idle now: a backend that just handed out a job likely has more.
+        False when a place is left free for want of an idle thread."""
         while not self._stop.is_set() and self._healthy():
             with self._in_flight_lock:
                 if (self._max_concurrent_jobs - len(self._tracker) - self._in_flight <= 0
                         or self._held_until > self._clock()):
-                    return
+                    return True
                 self._in_flight += 1
             if not self._workers.offer(self._claim_one):
                 self._claim_ended()
-                return
+                return False
+        return True
 
     def _claim_one(self) -> None:
         """One claim beside the poll loop (on a pool thread). What goes wrong
@@ -270,15 +286,17 @@ class Poller(LoopThread):
                 if not self._stop.is_set():
                     # Counted and said as the loop's own failures are (a
                     # body without a usable job id is left to lease expiry);
-                    # an outage the loop meets and backs off from itself.
+                    # an outage the loop meets and backs off from itself:
+                    # its next ask is its own.
                     metrics.POLL_FAILURES.labels(_failure_kind(exc)).inc()
                     if not _is_outage(exc):
                         log.warning('next-job failed: %s', exc)
+                    self._loop_asks = True
                 return
             if claim is None:
-                self._queue_empty = True
+                self._loop_asks = True
                 return
-            self._queue_empty = False
+            self._loop_asks = False
             metrics.POLL_LAST_SUCCESS.set_to_current_time()
             with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
                 self._take(claim)

@@ -211,7 +211,13 @@ class ResultSender:
         return None
 
     def _finalize(self, job_id: str, job_dir, keep: bool) -> None:
-        """Releases the claim's folder and tracker count, exactly once."""
+        """Releases the claim's tracker count and its folder, exactly once.
+
+        The count first: its place is claimed again at once, while the
+        folder is removed. Nothing else uses the folder by then (a claim
+        generation's own, never reused; its job has left the dispatcher),
+        and a drain waits for this thread anyway."""
+        self._tracker.remove(job_id)
         try:
             if job_dir is not None:
                 if keep:
@@ -220,8 +226,6 @@ class ResultSender:
                     self._folders.remove(job_dir)
         except Exception:
             log.exception('could not finalize the folder of %s', job_id)
-        finally:
-            self._tracker.remove(job_id)
 
 
 _OUTCOME_NAMES = {
