@@ -957,3 +957,64 @@ def test_after_its_own_failed_ask_the_loop_alone_asks_again():
     rig.poller._workers = IdleThreads()
     rig.poller.poll_once()
     assert rig.client.calls == [25, 0, 25]  # its own ask, a long poll
+
+
+def test_a_claim_answered_beside_the_loop_ends_an_outage_and_its_backoff():
+    """Red when only the loop's own answers end an outage: while jobs come
+    it seldom asks, so each short outage later backed off further, up to
+    30 s with places free."""
+    refused = TransportError('GET next-job: refused')
+    rig = Rig(payload('jb_1'), refused, refused, payload('jb_2'), refused, refused, max_jobs=3)
+    rig.poller._workers = pool = IdleThreads()
+    rig.poller.poll_once()  # jb_1; two claims offered beside the loop
+    pool.offered.pop(0)()  # refused: the loop asks next
+    rig.poller.poll_once()  # refused too: it backs off
+    pool.offered.pop(0)()  # jb_2: the backend answers again
+    rig.poller.poll_once()  # jobs come: the last place offered, and waited for
+    pool.offered.pop(0)()  # refused: the loop asks next
+    rig.poller.poll_once()
+    assert rig.time.waits == [1, POLL_SEC, 1]  # each outage backed off from its first step
+
+
+class Waits:
+    """The loop's waits: on which event, and whether it was set already."""
+
+    def __init__(self, rig):
+        self.seen = []
+        rig.poller._wait = self.wait
+
+    def wait(self, event, seconds):
+        self.seen.append((event, event.is_set(), seconds))
+        return event.is_set()
+
+
+def full(rig):
+    """Jobs come and every place is taken (max_jobs=2)."""
+    rig.poller._workers = pool = IdleThreads()
+    rig.poller.poll_once()
+    pool.offered.pop()()
+    assert len(rig.tracker) == 2
+
+
+def test_with_every_place_taken_the_loop_waits_for_one_on_freed_cleared_first():
+    """Red when `freed` is not cleared first (set by the last claim's end,
+    it woke the loop at once, for ever: a busy loop) or when the loop waits
+    on anything else (a place let go waited out the poll interval)."""
+    rig = Rig(payload('jb_1'), payload('jb_2'), max_jobs=2)
+    full(rig)
+    assert rig.tracker.freed.is_set()
+    waits = Waits(rig)
+    rig.poller.poll_once()
+    assert waits.seen == [(rig.tracker.freed, False, POLL_SEC)]
+
+
+def test_a_stop_landing_as_the_loop_claims_beside_it_is_not_waited_out():
+    """Red without the stop check before the wait: the stop's own wake-up
+    of `freed` may come before the clear, and the drain waited a poll
+    interval for the loop."""
+    rig = Rig(payload('jb_1'), payload('jb_2'), max_jobs=2)
+    full(rig)
+    waits = Waits(rig)
+    rig.poller._stop.set()  # as stop() does, its wake-up of `freed` come and gone
+    rig.poller.poll_once()
+    assert waits.seen == []

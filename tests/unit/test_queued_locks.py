@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from runner.prep.locks import QueuedLocks
+from runner.prep.locks import QueuedLocks, make_locks
 
 GUARD_SEC = 10
 
@@ -19,7 +19,10 @@ class CrossProcess:
         self.held = set()
         self.other_process = set()
         self.tries = []
+        self.timeouts = []
         self.fail_next = False
+        self.fail_release = False
+        self.events = []
 
     def lock(self, key):
         locks = self
@@ -32,12 +35,16 @@ class CrossProcess:
                     raise ConnectionError('the lock server went away')
                 free = key not in locks.held and key not in locks.other_process
                 locks.tries.append((threading.current_thread().name, free))
+                locks.timeouts.append(timeout)
                 if free:
                     locks.held.add(key)
                 return free
 
             def release(self):
+                if locks.fail_release:
+                    raise ConnectionError('the lock server went away')
                 locks.held.remove(key)
+                locks.events.append('cross-process lock let go')
 
         return Lock()
 
@@ -46,6 +53,7 @@ class Watched:
     """A lock of the process that says when a thread has to wait for it."""
     waiting = threading.Event()
     made = []
+    events = []
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -59,6 +67,7 @@ class Watched:
         return self._lock.acquire(blocking, timeout)
 
     def release(self):
+        Watched.events.append('lock of the process let go')
         self._lock.release()
 
 
@@ -67,6 +76,7 @@ def locks():
     Watched.waiting.clear()
     Watched.made.clear()
     inner = CrossProcess()
+    Watched.events = inner.events
     return inner, QueuedLocks(inner, new_lock=Watched)
 
 
@@ -86,6 +96,37 @@ def test_a_key_let_go_goes_to_the_waiting_thread_which_tried_the_cross_process_l
     waiter.join(GUARD_SEC)
     assert got == [True]
     assert inner.tries == [('MainThread', True), ('waiter', True)]
+    # Only what the wait here left of its bound.
+    assert 0 <= inner.timeouts[1] < GUARD_SEC
+
+
+def test_the_cross_process_lock_is_let_go_before_this_process_s_next_thread_may_try_it(locks):
+    """Red in the other order: the next thread found it still held, and
+    waited for its next poll."""
+    inner, queued = locks
+    held = queued.lock(7)
+    assert held.acquire(0)
+    held.release()
+    assert inner.events == ['cross-process lock let go', 'lock of the process let go']
+
+
+def test_a_failing_release_still_frees_the_key_here(locks):
+    """Red when the failure leaves it held: every later preparation of the
+    problem in this process would wait for it until its bound."""
+    inner, queued = locks
+    held = queued.lock(7)
+    assert held.acquire(0)
+    inner.fail_release = True
+    with pytest.raises(ConnectionError):
+        held.release()
+    assert queued._local == {}
+    inner.fail_release = False
+    inner.held.clear()  # the server's TTL
+    assert queued.lock(7).acquire(0)
+
+
+def test_the_runner_s_cache_locks_are_queued(tmp_path):
+    assert isinstance(make_locks(None, tmp_path), QueuedLocks)
 
 
 def test_other_keys_do_not_wait(locks):

@@ -128,13 +128,15 @@ class Poller(LoopThread):
         self._workers = workers or PrepWorkers(max_concurrent_jobs)
         self._client = client
         self._health = health
-        self._failed_polls = 0
         self._memory_refusals: Dict[str, int] = collections.OrderedDict()
         self._tracker = tracker
         # Claims in flight on the pool's threads (`_claim_more`), each
         # holding its place in the capacity.
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
+        # Polls failed in a row (under the lock: a claim beside the loop
+        # answered ends the outage too).
+        self._failed_polls = 0
         # No claim before this time (the clock's), by any thread: a job
         # handed back for memory comes first in the queue again.
         self._held_until = float('-inf')
@@ -225,10 +227,7 @@ class Poller(LoopThread):
             metrics.POLL_FAILURES.labels(_failure_kind(exc)).inc()
             self._wait(self._stop, self._after_failed_poll(exc))
             return
-        metrics.POLL_LAST_SUCCESS.set_to_current_time()
-        if self._failed_polls:
-            log.info('the backend answers again (after %d failed polls)', self._failed_polls)
-            self._failed_polls = 0
+        self._answered()
         if claim is None:
             log.debug('next-job: nothing to claim')
             self._loop_asks = True
@@ -293,11 +292,11 @@ class Poller(LoopThread):
                         log.warning('next-job failed: %s', exc)
                     self._loop_asks = True
                 return
+            self._answered()
             if claim is None:
                 self._loop_asks = True
                 return
             self._loop_asks = False
-            metrics.POLL_LAST_SUCCESS.set_to_current_time()
             with about_job(claim.job_id, getattr(claim, 'submission_id', None)):
                 self._take(claim)
         except Exception:
@@ -312,6 +311,16 @@ class Poller(LoopThread):
             self._in_flight -= 1
         self._tracker.freed.set()  # a place the poll loop may take again
 
+    def _answered(self) -> None:
+        """A claim was answered, by the loop or beside it: an outage is over,
+        and the next one backs off from its first step again (while jobs
+        come, the loop's own asks are few)."""
+        metrics.POLL_LAST_SUCCESS.set_to_current_time()
+        with self._in_flight_lock:
+            failed, self._failed_polls = self._failed_polls, 0
+        if failed:
+            log.info('the backend answers again (after %d failed polls)', failed)
+
     def _after_failed_poll(self, exc: BackendError) -> float:
         """How long to wait after a failed poll. An outage (no answer, or a 5xx)
         backs off and is said once; a body without a usable job_id (it cannot
@@ -319,11 +328,12 @@ class Poller(LoopThread):
         if not _is_outage(exc):
             log.warning('next-job failed: %s', exc)
             return jittered(self._poll_interval_sec, self._rng)
-        if not self._failed_polls:
+        with self._in_flight_lock:
+            failed = self._failed_polls
+            self._failed_polls += 1
+        if not failed:
             log.warning('the backend does not answer (%s); polling with backoff until it does', exc)
-        delay = jittered(backoff_delay(OUTAGE_BACKOFF_SEC, self._failed_polls), self._rng)
-        self._failed_polls += 1
-        return delay
+        return jittered(backoff_delay(OUTAGE_BACKOFF_SEC, failed), self._rng)
 
     def _healthy(self) -> bool:
         return self._health is None or self._health.healthy

@@ -216,7 +216,8 @@ class ResultSender:
         The count first: its place is claimed again at once, while the
         folder is removed. Nothing else uses the folder by then (a claim
         generation's own, never reused; its job has left the dispatcher),
-        and a drain waits for this thread anyway."""
+        and a drain waits for this thread anyway. So the folders may
+        outnumber the places by the sender's threads, for a moment."""
         self._tracker.remove(job_id)
         try:
             if job_dir is not None:
