@@ -17,8 +17,9 @@ at any moment, counting those being created and those waiting to be removed.
 
 The caller (the run engine) runs at most `max_alive` sandbox runs at once, so
 an acquire can always be served: by the job's own idle container, a free one,
-another job's idle one, a new container, or one in place of a doomed
-container, a free container of another image or another job's idle one.
+another job's idle one, one being put back, a new container, or one in place
+of a doomed container, a free container of another image or another job's
+idle one.
 
 Each container has one record (`_Record`): its state, the job it serves, its
 birth and the jobs it has served. Every decision reads the records under one
@@ -83,7 +84,8 @@ class PoolStats:
     that exists, slots being created included; `in_runs` the containers
     acquired (or being made or reset for an acquire) and not given back;
     `free` the free containers by image, the most recently used last;
-    `spare_wanted` the image the keeper would start a spare of now."""
+    `spare_wanted` the image the keeper would start a spare of now;
+    `awaiting_put_back` the acquires waiting for a container being put back."""
     alive: int
     creating: int
     in_runs: int
@@ -93,6 +95,7 @@ class PoolStats:
     free: Mapping[str, Tuple[SandboxContainer, ...]]
     spare_wanted: Optional[str]
     created: Mapping[str, int]  # since the start, by cause (CREATION_CAUSES)
+    awaiting_put_back: int = 0
 
 
 class SandboxPool:
@@ -130,6 +133,10 @@ class SandboxPool:
         self._records: Dict[SandboxContainer, _Record] = {}
         self._creating_for_runs = 0  # slots of containers being made for an acquire
         self._creating_spares = 0  # and for the keeper
+        # Acquires waiting for a container being put back, by image: as
+        # many wait as are being put back, the others make new ones.
+        self._awaiting_put_back: Dict[str, int] = {}
+        self._put_backs_ended = 0  # each put back ended (free, or doomed)
         self._freed = itertools.count(1)
         # Engine calls that create containers are bounded: a burst of starts
         # once wedged the engine on these hosts.
@@ -286,8 +293,9 @@ class SandboxPool:
         In order: the job's own idle container, a free one (both in a run
         now); without engine work another job's idle container, to be reset
         for this one (about a millisecond; that job gets another when it
-        needs one), else none. With engine work: a new one while there is
-        room; at capacity a container taken over, else a new one in place of
+        needs one), else none. With engine work: while there is room, one
+        being put back (waited for: its reset is about done) as long as the
+        acquires waiting so are fewer, else a new one; at capacity a container taken over, else a new one in place of
         a victim (a doomed container, a free one of another image or another
         job's idle one of another image, its record gone and its slot the new
         one's); else a wait."""
@@ -313,6 +321,9 @@ class SandboxPool:
                 if not engine_work:
                     return _Way.NONE, None
             if self._alive() < self._max_alive:
+                if self._being_put_back(image) > self._awaiting_put_back.get(image, 0):
+                    self._await_put_back(image)
+                    continue
                 self._creating_for_runs += 1
                 return _Way.NEW, None
             victim = self._victim()
@@ -322,6 +333,23 @@ class SandboxPool:
                 return _Way.NEW, victim
             if not self._cond.wait(timeout=self._acquire_timeout):
                 raise SandboxBroken('no sandbox became free in time')
+
+    def _being_put_back(self, image: str) -> int:
+        return sum(r.state is _State.PUT_BACK and r.image == image for r in self._records.values())
+
+    def _await_put_back(self, image: str) -> None:
+        """Lock held. Until a container being put back is free (its reset
+        takes milliseconds, where a new container takes the engine 100 ms on
+        the cores that judge) or doomed: a burst of jobs as others end then
+        makes no new containers."""
+        ended = self._put_backs_ended
+        self._awaiting_put_back[image] = self._awaiting_put_back.get(image, 0) + 1
+        try:
+            if not self._cond.wait_for(lambda: self._put_backs_ended != ended or self._stopping,
+                                       timeout=self._acquire_timeout):
+                raise SandboxBroken('no sandbox became free in time')
+        finally:
+            self._awaiting_put_back[image] -= 1
 
     def _new(self, job_key: str, image: str, victim: Optional[_Record],
              cause: str) -> SandboxContainer:
@@ -361,6 +389,7 @@ class SandboxPool:
             return
         with self._cond:
             if not self._stopping:
+                self._put_backs_ended += 1
                 record.state, record.freed = _State.FREE, next(self._freed)
                 self._cond.notify_all()
                 return
@@ -371,6 +400,8 @@ class SandboxPool:
         the pool stops."""
         with self._cond:
             self._cond.notify_all()
+            if record.state is _State.PUT_BACK:
+                self._put_backs_ended += 1  # in the change of state: see _await_put_back
             if not self._stopping:
                 record.state, record.job = _State.DOOMED, None
                 return
@@ -399,7 +430,8 @@ class SandboxPool:
                                    for r in self._records.values() if r.job is not None}),
                          free=free,
                          spare_wanted=self._spare_wanted(),
-                         created=dict(self._created))
+                         created=dict(self._created),
+                         awaiting_put_back=sum(self._awaiting_put_back.values()))
 
     def _in_runs(self) -> int:
         """Containers acquired, or being made or reset for an acquire."""

@@ -27,6 +27,8 @@ class FakeContainer:
         self.reset_surprises = False
         self.destroy_surprises = False
         self.destroy_may_end = None  # an Event destroy() waits for, when set
+        self.reset_may_end = None  # an Event reset() waits for, when set
+        self.resetting = threading.Event()
 
     @property
     def destroyed(self):
@@ -36,6 +38,9 @@ class FakeContainer:
         self.log.append(('start', self))
 
     def reset(self):
+        self.resetting.set()
+        if self.reset_may_end is not None:
+            self.reset_may_end.wait(WAIT)
         if self.reset_fails:
             raise SandboxBroken('reset failed')
         if self.reset_surprises:
@@ -495,3 +500,98 @@ def test_every_creation_is_counted_with_its_cause():
     spares = make_pool(Factory(), max_alive=2, spares={'img': 1})
     assert spares_ready(spares, {'img': 1}) and spares.stats().created['spare'] == 1
     spares.stop()
+
+
+def put_back_slowly(pool, container, job):
+    """`container`'s job released on a thread of its own, its reset held
+    until the returned event is set."""
+    may_end = container.reset_may_end = threading.Event()
+    pool.give_back(container)
+    releasing = threading.Thread(target=pool.release, args=(job, ))
+    releasing.start()
+    assert container.resetting.wait(WAIT)
+    return may_end, releasing
+
+
+def acquire_on_a_thread(pool, job):
+    got = []
+    thread = threading.Thread(target=lambda: got.append(pool.acquire(job, 'img', lambda c: None)))
+    thread.start()
+    return got, thread
+
+
+def test_with_room_a_container_being_put_back_is_waited_for_rather_than_a_new_one_made():
+    """Red when a new one is made: a burst of jobs as others end made
+    containers (the engine's 100 ms each, on the judging cores) where a
+    reset of milliseconds gave one."""
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    a = pool.acquire('a', 'img', lambda c: None)
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    got, acquiring = acquire_on_a_thread(pool, 'b')
+    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    assert len(factory.made) == 1
+    may_end.set()
+    acquiring.join(WAIT)
+    releasing.join(WAIT)
+    assert got == [a] and len(factory.made) == 1
+    pool.stop()
+
+
+def test_only_as_many_acquires_wait_as_containers_are_being_put_back():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    a = pool.acquire('a', 'img', lambda c: None)
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    first, first_thread = acquire_on_a_thread(pool, 'b')
+    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    second = pool.acquire('c', 'img', lambda c: None)  # a new one, at once
+    assert second is not a and len(factory.made) == 2
+    may_end.set()
+    first_thread.join(WAIT)
+    releasing.join(WAIT)
+    assert first == [a]
+    pool.stop()
+
+
+def test_a_container_put_back_that_cannot_be_reset_lets_its_waiter_make_a_new_one():
+    """Red when the waiter is not woken by the failure: it waited for its
+    bound and its run became a Judge Error."""
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    a = pool.acquire('a', 'img', lambda c: None)
+    a.reset_fails = True
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    got, acquiring = acquire_on_a_thread(pool, 'b')
+    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    may_end.set()
+    acquiring.join(WAIT)
+    releasing.join(WAIT)
+    assert len(got) == 1 and got[0] is not a and len(factory.made) == 2
+    pool.stop()
+
+
+def test_a_stop_ends_the_wait_for_a_container_being_put_back():
+    factory = Factory()
+    pool = SandboxPool(factory, max_alive=3, spares={}, acquire_timeout=6 * WAIT)
+    pool.start()
+    a = pool.acquire('a', 'img', lambda c: None)
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    failed = []
+
+    def acquire():
+        try:
+            pool.acquire('b', 'img', lambda c: None)
+        except SandboxBroken as exc:
+            failed.append(exc)
+
+    acquiring = threading.Thread(target=acquire)
+    acquiring.start()
+    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    pool.stop()
+    acquiring.join(WAIT / 2)
+    assert not acquiring.is_alive()  # not once the reset ends (it is held for WAIT)
+    assert [str(exc) for exc in failed] == ['sandbox pool is stopped'] and len(factory.made) == 1
+    may_end.set()
+    releasing.join(WAIT)
+    assert a.destroyed
