@@ -295,14 +295,16 @@ class SandboxPool:
         for this one (about a millisecond; that job gets another when it
         needs one), else none. With engine work: while there is room, one
         being put back (waited for: its reset is about done) as long as the
-        acquires waiting so are fewer, else a new one; at capacity a container taken over, else a new one in place of
-        a victim (a doomed container, a free one of another image or another
-        job's idle one of another image, its record gone and its slot the new
-        one's); else a wait."""
+        acquires waiting so are fewer, else a new one; at capacity a
+        container taken over, else a new one in place of a victim (a doomed
+        container, a free one of another image or another job's idle one of
+        another image, its record gone and its slot the new one's); else a
+        wait."""
+        patient = True  # waits for containers being put back
         while True:
             if self._stopping:
                 raise SandboxBroken('sandbox pool is stopped')
-            own = self._first(_State.IDLE, image, lambda r: r.job == job_key)
+            own = self._own_idle(job_key, image)
             if own is not None:
                 own.state = _State.IN_RUN
                 return _Way.OWN, own
@@ -321,8 +323,8 @@ class SandboxPool:
                 if not engine_work:
                     return _Way.NONE, None
             if self._alive() < self._max_alive:
-                if self._being_put_back(image) > self._awaiting_put_back.get(image, 0):
-                    self._await_put_back(image)
+                if patient and self._put_back_unawaited(image):
+                    patient = self._await_put_back(job_key, image)
                     continue
                 self._creating_for_runs += 1
                 return _Way.NEW, None
@@ -334,20 +336,28 @@ class SandboxPool:
             if not self._cond.wait(timeout=self._acquire_timeout):
                 raise SandboxBroken('no sandbox became free in time')
 
-    def _being_put_back(self, image: str) -> int:
-        return sum(r.state is _State.PUT_BACK and r.image == image for r in self._records.values())
+    def _put_back_unawaited(self, image: str) -> bool:
+        """More containers of `image` being put back than acquires waiting for them."""
+        put_back = sum(r.state is _State.PUT_BACK and r.image == image
+                       for r in self._records.values())
+        return put_back > self._awaiting_put_back.get(image, 0)
 
-    def _await_put_back(self, image: str) -> None:
+    def _await_put_back(self, job_key: str, image: str) -> bool:
         """Lock held. Until a container being put back is free (its reset
         takes milliseconds, where a new container takes the engine 100 ms on
-        the cores that judge) or doomed: a burst of jobs as others end then
-        makes no new containers."""
+        the cores that judge) or doomed, or another the acquire may have is
+        there: a burst of jobs as others end then makes no new containers.
+        False when none of that came in time (a put back that never ends):
+        the acquire goes on without waiting so."""
         ended = self._put_backs_ended
+
+        def ended_or_other() -> bool:
+            return (self._put_backs_ended != ended or self._stopping or bool(self._free_of(image))
+                    or self._own_idle(job_key, image) is not None)
+
         self._awaiting_put_back[image] = self._awaiting_put_back.get(image, 0) + 1
         try:
-            if not self._cond.wait_for(lambda: self._put_backs_ended != ended or self._stopping,
-                                       timeout=self._acquire_timeout):
-                raise SandboxBroken('no sandbox became free in time')
+            return self._cond.wait_for(ended_or_other, timeout=self._acquire_timeout)
         finally:
             self._awaiting_put_back[image] -= 1
 
@@ -444,6 +454,9 @@ class SandboxPool:
             if record.state is state and record.image == image and also(record):
                 return record
         return None
+
+    def _own_idle(self, job_key: str, image: str) -> Optional[_Record]:
+        return self._first(_State.IDLE, image, lambda r: r.job == job_key)
 
     def _free_of(self, image: str) -> List[_Record]:
         """Free containers of `image`, the most recently used last."""

@@ -513,9 +513,9 @@ def put_back_slowly(pool, container, job):
     return may_end, releasing
 
 
-def acquire_on_a_thread(pool, job):
+def acquire_on_a_thread(pool, job, image='img'):
     got = []
-    thread = threading.Thread(target=lambda: got.append(pool.acquire(job, 'img', lambda c: None)))
+    thread = threading.Thread(target=lambda: got.append(pool.acquire(job, image, lambda c: None)))
     thread.start()
     return got, thread
 
@@ -535,6 +535,7 @@ def test_with_room_a_container_being_put_back_is_waited_for_rather_than_a_new_on
     acquiring.join(WAIT)
     releasing.join(WAIT)
     assert got == [a] and len(factory.made) == 1
+    assert pool.stats().awaiting_put_back == 0
     pool.stop()
 
 
@@ -595,3 +596,49 @@ def test_a_stop_ends_the_wait_for_a_container_being_put_back():
     may_end.set()
     releasing.join(WAIT)
     assert a.destroyed
+
+
+def test_a_container_of_the_job_s_own_given_back_ends_the_wait_for_one_being_put_back():
+    """Red when only the end of a put back ends the wait: a reset the
+    supervisor never answers held the run for its 10 s bound."""
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    a = pool.acquire('a', 'img', lambda c: None)
+    busy = pool.acquire('b', 'img', lambda c: None)
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    got, acquiring = acquire_on_a_thread(pool, 'b')
+    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    pool.give_back(busy)
+    acquiring.join(WAIT / 2)
+    assert got == [busy]  # not once the reset ends (it is held for WAIT)
+    may_end.set()
+    releasing.join(WAIT)
+    pool.stop()
+
+
+def test_a_put_back_of_another_image_is_not_waited_for():
+    factory = Factory()
+    pool = make_pool(factory, max_alive=3)
+    a = pool.acquire('a', 'img', lambda c: None)
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    got, acquiring = acquire_on_a_thread(pool, 'b', image='other')
+    acquiring.join(WAIT / 2)
+    assert len(got) == 1 and got[0].image == 'other'  # not once the reset ends
+    may_end.set()
+    releasing.join(WAIT)
+    pool.stop()
+
+
+def test_a_put_back_that_never_ends_is_waited_for_once_then_a_new_one_is_made():
+    """Red when the acquire fails at the end of its wait: every later run
+    of the image, with room in the pool, became a Judge Error."""
+    factory = Factory()
+    pool = SandboxPool(factory, max_alive=3, spares={}, acquire_timeout=0.05)
+    pool.start()
+    a = pool.acquire('a', 'img', lambda c: None)
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    got = pool.acquire('b', 'img', lambda c: None)
+    assert got is not a and len(factory.made) == 2
+    may_end.set()
+    releasing.join(WAIT)
+    pool.stop()
