@@ -520,6 +520,15 @@ def acquire_on_a_thread(pool, job, image='img'):
     return got, thread
 
 
+def waited_for(pool, a):
+    """Job a's container `a` put back slowly, and job b's acquire, on a
+    thread of its own, waiting for it."""
+    may_end, releasing = put_back_slowly(pool, a, 'a')
+    got, acquiring = acquire_on_a_thread(pool, 'b')
+    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    return may_end, releasing, got, acquiring
+
+
 def test_with_room_a_container_being_put_back_is_waited_for_rather_than_a_new_one_made():
     """Red when a new one is made: a burst of jobs as others end made
     containers (the engine's 100 ms each, on the judging cores) where a
@@ -527,9 +536,7 @@ def test_with_room_a_container_being_put_back_is_waited_for_rather_than_a_new_on
     factory = Factory()
     pool = make_pool(factory, max_alive=3)
     a = pool.acquire('a', 'img', lambda c: None)
-    may_end, releasing = put_back_slowly(pool, a, 'a')
-    got, acquiring = acquire_on_a_thread(pool, 'b')
-    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    may_end, releasing, got, acquiring = waited_for(pool, a)
     assert len(factory.made) == 1
     may_end.set()
     acquiring.join(WAIT)
@@ -543,9 +550,7 @@ def test_only_as_many_acquires_wait_as_containers_are_being_put_back():
     factory = Factory()
     pool = make_pool(factory, max_alive=3)
     a = pool.acquire('a', 'img', lambda c: None)
-    may_end, releasing = put_back_slowly(pool, a, 'a')
-    first, first_thread = acquire_on_a_thread(pool, 'b')
-    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    may_end, releasing, first, first_thread = waited_for(pool, a)
     second = pool.acquire('c', 'img', lambda c: None)  # a new one, at once
     assert second is not a and len(factory.made) == 2
     may_end.set()
@@ -562,9 +567,7 @@ def test_a_container_put_back_that_cannot_be_reset_lets_its_waiter_make_a_new_on
     pool = make_pool(factory, max_alive=3)
     a = pool.acquire('a', 'img', lambda c: None)
     a.reset_fails = True
-    may_end, releasing = put_back_slowly(pool, a, 'a')
-    got, acquiring = acquire_on_a_thread(pool, 'b')
-    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    may_end, releasing, got, acquiring = waited_for(pool, a)
     may_end.set()
     acquiring.join(WAIT)
     releasing.join(WAIT)
@@ -605,9 +608,7 @@ def test_a_container_of_the_job_s_own_given_back_ends_the_wait_for_one_being_put
     pool = make_pool(factory, max_alive=3)
     a = pool.acquire('a', 'img', lambda c: None)
     busy = pool.acquire('b', 'img', lambda c: None)
-    may_end, releasing = put_back_slowly(pool, a, 'a')
-    got, acquiring = acquire_on_a_thread(pool, 'b')
-    assert pool.wait_for(lambda s: s.awaiting_put_back == 1, WAIT)
+    may_end, releasing, got, acquiring = waited_for(pool, a)
     pool.give_back(busy)
     acquiring.join(WAIT / 2)
     assert got == [busy]  # not once the reset ends (it is held for WAIT)
