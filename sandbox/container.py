@@ -114,6 +114,7 @@ class SentRun:
     request: RunRequest
     private: bool  # it has files, FIFOs or fresh state: nothing is sent behind it
     number: int
+    turn: threading.Condition  # on the container's lock: its answer is next to be read
     placed: List[pathlib.Path] = dataclasses.field(default_factory=list)  # box files for it alone
 
 
@@ -146,9 +147,10 @@ class SandboxContainer:
         self._answers: Optional[AnswerReader] = None
         self._lock = threading.Lock()
         # The runs sent and not answered yet, in the order sent (answered in
-        # that order); each waits on `_turn` for its answer to be next.
+        # that order); each waits on its own `turn` for its answer to be
+        # next, woken alone (waking every run behind it at each answer cost
+        # a thread switch each).
         self._outstanding: List['SentRun'] = []
-        self._turn = threading.Condition(self._lock)
         self._next_run = 0
         self._ahead_failed = False
         self._memory_after_first_job_kb: Optional[int] = None
@@ -290,7 +292,7 @@ class SandboxContainer:
                 raise RuntimeError('a run with files of its own shares its sandbox with no other')
             if request.fresh:
                 self._renew_job_folder()
-            sent = SentRun(request, private, self._next_run)
+            sent = SentRun(request, private, self._next_run, threading.Condition(self._lock))
             self._next_run += 1
             try:
                 if stdin is not None:
@@ -341,7 +343,7 @@ class SandboxContainer:
                         raise AheadFailed('a run sent before it broke the sandbox')
                     if self._outstanding[0] is sent:
                         break
-                    self._turn.wait()
+                    sent.turn.wait()
                 conn = self._conn
             # Its own bound from now: the supervisor started it once it had
             # answered the one before.
@@ -377,7 +379,8 @@ class SandboxContainer:
             with self._lock:
                 if sent in self._outstanding:
                     self._outstanding.remove(sent)
-                self._turn.notify_all()
+                if self._outstanding:
+                    self._outstanding[0].turn.notify()
             _unlink_all(sent.placed)
 
     def _fail(self) -> None:
@@ -393,7 +396,8 @@ class SandboxContainer:
                 self._conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        self._turn.notify_all()
+        for run in self._outstanding:
+            run.turn.notify()
 
     def _close_failed(self) -> None:
         """The reader's failure: the conversation is over."""

@@ -5,6 +5,7 @@ import dataclasses
 import socket
 import struct
 import threading
+import types
 
 import pytest
 
@@ -187,10 +188,20 @@ def test_a_reading_stopped_half_way_is_not_taken_up_by_the_next_run(tmp_path, mo
 
 
 class FailingSends:
-    """A connection whose sends after the first fail."""
+    """A connection whose sends after the first fail, and which says when
+    its reader reads."""
 
     def __init__(self, sock):
         self._sock, self._sends = sock, 0
+        self.reading = threading.Event()
+
+    def recv(self, *args):
+        self.reading.set()
+        return self._sock.recv(*args)
+
+    def recv_into(self, *args):
+        self.reading.set()
+        return self._sock.recv_into(*args)
 
     def sendall(self, data):
         self._sends += 1
@@ -204,9 +215,11 @@ class FailingSends:
 
 def test_a_send_that_fails_wakes_the_reader_and_leaves_it_its_socket(tmp_path):
     supervisor = Supervisor(tmp_path)
-    supervisor.container._use(FailingSends(supervisor.container._conn))
+    conn = FailingSends(supervisor.container._conn)
+    supervisor.container._use(conn)
     thread, done = supervisor.run_in_thread(None)
-    read_request(supervisor.sock)  # the first is sent; its reader waits for its answer
+    read_request(supervisor.sock)  # the first is sent
+    assert conn.reading.wait(WAIT_SEC)  # its reader waits for its answer
     with pytest.raises(SandboxBroken):
         supervisor.container.send(CASE_REQUEST, None)
     assert supervisor.container._conn is not None  # not closed under its reader
@@ -214,3 +227,53 @@ def test_a_send_that_fails_wakes_the_reader_and_leaves_it_its_socket(tmp_path):
     assert not thread.is_alive()  # woken, not left to its timeout
     assert isinstance(done['answer'], SandboxBroken)
     assert supervisor.container._conn is None  # closed by its reader
+
+
+class CountedTurn:
+    """A run's turn that counts the runs it is told to wake, and says when
+    `expected` runs wait at once."""
+    woken = 0
+    waiting = 0
+    all_waiting = threading.Event()
+    expected = 0
+
+    def __init__(self, lock):
+        self._turn = threading.Condition(lock)
+
+    def wait(self):
+        CountedTurn.waiting += 1
+        if CountedTurn.waiting == CountedTurn.expected:
+            CountedTurn.all_waiting.set()
+        self._turn.wait()
+        CountedTurn.waiting -= 1
+
+    def notify(self):
+        CountedTurn.woken += 1
+        self._turn.notify()
+
+    def notify_all(self):
+        CountedTurn.woken += len(self._turn._waiters)
+        self._turn.notify_all()
+
+
+def test_an_answer_read_wakes_the_next_run_alone(tmp_path, monkeypatch):
+    """Red when each answer wakes every run behind it: on a lane of n runs,
+    n - 1 thread switches an answer, each for the interpreter lock, where
+    one is woken for its own."""
+    supervisor = Supervisor(tmp_path)
+    monkeypatch.setattr('sandbox.container.threading',
+                        types.SimpleNamespace(Condition=CountedTurn, Lock=threading.Lock))
+    CountedTurn.expected = 2
+    sent = [supervisor.container.send(CASE_REQUEST, None) for _ in range(3)]
+    readers = [
+        threading.Thread(target=supervisor.container.answer, args=(run, ), daemon=True)
+        for run in sent[1:]
+    ]
+    for reader in readers:
+        reader.start()
+    assert CountedTurn.all_waiting.wait(WAIT_SEC)  # both behind the first
+    supervisor.sock.sendall(b''.join(answer_bytes(b'%d\n' % n) for n in range(3)))
+    supervisor.container.answer(sent[0])
+    for reader in readers:
+        reader.join(WAIT_SEC)
+    assert CountedTurn.woken == 2  # each once, for its own answer
