@@ -343,7 +343,13 @@ class SandboxContainer:
                         raise AheadFailed('a run sent before it broke the sandbox')
                     if self._outstanding[0] is sent:
                         break
-                    sent.turn.wait()
+                    try:
+                        sent.turn.wait()
+                    except BaseException:
+                        # Its answer will come, and nobody will read it: the
+                        # run behind would take it for its own.
+                        self._fail()
+                        raise
                 conn = self._conn
             # Its own bound from now: the supervisor started it once it had
             # answered the one before.

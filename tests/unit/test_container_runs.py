@@ -188,11 +188,11 @@ def test_a_reading_stopped_half_way_is_not_taken_up_by_the_next_run(tmp_path, mo
 
 
 class FailingSends:
-    """A connection whose sends after the first fail, and which says when
-    its reader reads."""
+    """A connection whose sends after the first `fail_after` fail, and which
+    says when its reader reads."""
 
-    def __init__(self, sock):
-        self._sock, self._sends = sock, 0
+    def __init__(self, sock, fail_after=1):
+        self._sock, self._sends, self._fail_after = sock, 0, fail_after
         self.reading = threading.Event()
 
     def recv(self, *args):
@@ -205,7 +205,7 @@ class FailingSends:
 
     def sendall(self, data):
         self._sends += 1
-        if self._sends > 1:
+        if self._sends > self._fail_after:
             raise BrokenPipeError('the supervisor is gone')
         self._sock.sendall(data)
 
@@ -229,31 +229,57 @@ def test_a_send_that_fails_wakes_the_reader_and_leaves_it_its_socket(tmp_path):
     assert supervisor.container._conn is None  # closed by its reader
 
 
-class CountedTurn:
-    """A run's turn that counts the runs it is told to wake, and says when
-    `expected` runs wait at once."""
-    woken = 0
-    waiting = 0
-    all_waiting = threading.Event()
-    expected = 0
+class Turns:
+    """The runs' turns of one container, watched: how many runs each
+    answer or failure wakes, and when `expected` runs wait at once. The
+    turn of the run sent `raising_at` (0 the first) raises in its wait, as
+    an exception sent to its thread would."""
 
-    def __init__(self, lock):
-        self._turn = threading.Condition(lock)
+    def __init__(self, monkeypatch, expected, raising_at=None):
+        self.woken = 0
+        self.waiting = 0
+        self.all_waiting = threading.Event()
+        self.made = 0
+        turns = self
 
-    def wait(self):
-        CountedTurn.waiting += 1
-        if CountedTurn.waiting == CountedTurn.expected:
-            CountedTurn.all_waiting.set()
-        self._turn.wait()
-        CountedTurn.waiting -= 1
+        class Turn:
 
-    def notify(self):
-        CountedTurn.woken += 1
-        self._turn.notify()
+            def __init__(self, lock):
+                self._turn = threading.Condition(lock)
+                self._raises = turns.made == raising_at
+                turns.made += 1
 
-    def notify_all(self):
-        CountedTurn.woken += len(self._turn._waiters)
-        self._turn.notify_all()
+            def wait(self):
+                turns.waiting += 1
+                if turns.waiting == expected:
+                    turns.all_waiting.set()
+                try:
+                    if self._raises:
+                        raise KeyboardInterrupt
+                    self._turn.wait()
+                finally:
+                    turns.waiting -= 1
+
+            def notify(self):
+                turns.woken += 1
+                self._turn.notify()
+
+        monkeypatch.setattr('sandbox.container.threading',
+                            types.SimpleNamespace(Condition=Turn, Lock=threading.Lock))
+
+
+def answer_on_a_thread(container, run):
+    done = {}
+
+    def read():
+        try:
+            done['answer'] = container.answer(run)
+        except BaseException as exc:
+            done['answer'] = exc
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread, done
 
 
 def test_an_answer_read_wakes_the_next_run_alone(tmp_path, monkeypatch):
@@ -261,19 +287,48 @@ def test_an_answer_read_wakes_the_next_run_alone(tmp_path, monkeypatch):
     n - 1 thread switches an answer, each for the interpreter lock, where
     one is woken for its own."""
     supervisor = Supervisor(tmp_path)
-    monkeypatch.setattr('sandbox.container.threading',
-                        types.SimpleNamespace(Condition=CountedTurn, Lock=threading.Lock))
-    CountedTurn.expected = 2
+    turns = Turns(monkeypatch, expected=2)
     sent = [supervisor.container.send(CASE_REQUEST, None) for _ in range(3)]
-    readers = [
-        threading.Thread(target=supervisor.container.answer, args=(run, ), daemon=True)
-        for run in sent[1:]
-    ]
-    for reader in readers:
-        reader.start()
-    assert CountedTurn.all_waiting.wait(WAIT_SEC)  # both behind the first
+    readers = [answer_on_a_thread(supervisor.container, run) for run in sent[1:]]
+    assert turns.all_waiting.wait(WAIT_SEC)  # both behind the first
     supervisor.sock.sendall(b''.join(answer_bytes(b'%d\n' % n) for n in range(3)))
-    supervisor.container.answer(sent[0])
-    for reader in readers:
-        reader.join(WAIT_SEC)
-    assert CountedTurn.woken == 2  # each once, for its own answer
+    assert supervisor.container.answer(sent[0]).stdout == b'0\n'
+    for thread, _ in readers:
+        thread.join(WAIT_SEC)
+    assert [done['answer'].stdout for _, done in readers] == [b'1\n', b'2\n']
+    assert turns.woken == 2  # each once, for its own answer
+
+
+def test_a_send_that_fails_fails_at_once_the_runs_waiting_behind_one_not_read_yet(
+        tmp_path, monkeypatch):
+    """Red when only an answer wakes the run behind: with the run ahead not
+    reading yet (between its send and its answer), it waited for it."""
+    supervisor = Supervisor(tmp_path)
+    conn = FailingSends(supervisor.container._conn, fail_after=2)
+    supervisor.container._use(conn)
+    turns = Turns(monkeypatch, expected=1)
+    first = supervisor.container.send(CASE_REQUEST, None)
+    second = supervisor.container.send(CASE_REQUEST, None)
+    thread, done = answer_on_a_thread(supervisor.container, second)
+    assert turns.all_waiting.wait(WAIT_SEC)
+    with pytest.raises(SandboxBroken):
+        supervisor.container.send(CASE_REQUEST, None)
+    thread.join(WAIT_SEC)
+    assert isinstance(done['answer'], AheadFailed)
+    with pytest.raises(AheadFailed):
+        supervisor.container.answer(first)  # the conversation is over
+
+
+def test_a_run_that_stops_waiting_for_its_answer_ends_the_conversation(tmp_path, monkeypatch):
+    """Red when it only leaves the line: its answer, unread, would be read
+    by the run behind it as its own. Every run of the conversation is made
+    again on its own (none of them is to blame)."""
+    supervisor = Supervisor(tmp_path)
+    Turns(monkeypatch, expected=1, raising_at=1)
+    sent = [supervisor.container.send(CASE_REQUEST, None) for _ in range(3)]
+    with pytest.raises(KeyboardInterrupt):
+        supervisor.container.answer(sent[1])
+    for run in (sent[0], sent[2]):
+        with pytest.raises(AheadFailed):
+            supervisor.container.answer(run)
+    assert supervisor.container.broken
