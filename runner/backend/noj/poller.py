@@ -8,10 +8,13 @@ the last one downloads. After a claim, the rest of the capacity is claimed
 at once, each claim on an idle thread of the same pool (`_claim_more`): a
 claim is a round trip, and one at a time a backend 20 ms away could hand
 out at most 50 jobs a second. A claim in flight holds its place in the
-capacity until the job it brought is counted. While jobs come, the loop
-asks without waiting too; only once the queue was found empty does it
-long-poll, and never beside claims in flight. The order of the steps is
-the point of this module:
+capacity until the job it brought is counted. While jobs come, every place
+let go is claimed so at once, and the loop only waits for places (a place
+let go while the loop made a claim of its own would wait out its round
+trip). The loop asks itself at the start, once the queue was found empty
+(then as a long poll, never beside claims in flight), and after a failed
+claim (backing off from it). The order of the steps is the point of this
+module:
 
 - the claim is added to the tracker before preparing, so the heartbeat
   renews its lease during slow downloads, and so the capacity counts it;
