@@ -1,8 +1,8 @@
 """The result sender: the one channel through which every claim is reported.
 
-Each report is delivered with retries, then the claim is finalized: its job
-folder removed (or kept in the backup folder) and its tracker count released,
-exactly once.
+Each report is delivered with retries, then the claim is finalized: its
+tracker count released and its job folder removed (or kept in the backup
+folder), exactly once.
 
 - abort: finalize BEFORE sending. After a 202 the job is back in the queue and
   this same runner may claim the same job_id at once; a late finalize would
