@@ -9,7 +9,7 @@ import pathlib
 import re
 import threading
 import time
-from typing import Callable, Dict, Optional, Protocol, Tuple, Union
+from typing import Callable, Optional, Protocol, Union
 
 import filelock
 import redis
@@ -155,83 +155,8 @@ class _RedisLock:
             log.warning('%s expired before it was released', self._name)
 
 
-class QueuedLocks:
-    """`inner`'s locks, whose waiters of this process first queue on a lock
-    of the process: a thread that lets a key go hands it at once to the next
-    thread waiting for it here, where `inner`'s lock alone is tried again
-    only every LOCK_POLL_SEC (preparations of one problem come together at
-    an exam's end, each holding the lock a millisecond). Only the thread at
-    the head of this process's queue waits on `inner`, for other processes."""
-
-    def __init__(self, inner: Locks, new_lock: Callable[[], threading.Lock] = threading.Lock):
-        """`new_lock`: makes a key's lock of this process (tests watch it)."""
-        self._inner = inner
-        self._new_lock = new_lock
-        self._guard = threading.Lock()
-        # Per key: its lock here and how many acquisitions use it (the entry
-        # goes with the last, so keys seen once are not kept).
-        self._local: Dict[str, Tuple[threading.Lock, int]] = {}
-
-    def lock(self, key: Union[int, str]) -> CacheLock:
-        return _QueuedLock(self, _name(key), self._inner.lock(key))
-
-    def _enter(self, name: str) -> threading.Lock:
-        with self._guard:
-            local, users = self._local.get(name, (None, 0))
-            local = local or self._new_lock()
-            self._local[name] = (local, users + 1)
-            return local
-
-    def _leave(self, name: str) -> None:
-        with self._guard:
-            local, users = self._local[name]
-            if users == 1:
-                del self._local[name]
-            else:
-                self._local[name] = (local, users - 1)
-
-    def __repr__(self) -> str:
-        return f'QueuedLocks({self._inner!r})'
-
-
-class _QueuedLock:
-
-    def __init__(self, locks: QueuedLocks, name: str, inner: CacheLock):
-        self._locks = locks
-        self._name = name
-        self._inner = inner
-        self._local: Optional[threading.Lock] = None
-
-    def acquire(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        local = self._locks._enter(self._name)
-        acquired = False
-        try:
-            if local.acquire(timeout=timeout) if timeout > 0 else local.acquire(blocking=False):
-                try:
-                    acquired = self._inner.acquire(max(0.0, deadline - time.monotonic()))
-                finally:
-                    if not acquired:
-                        local.release()
-        finally:
-            if not acquired:
-                self._locks._leave(self._name)
-        if acquired:
-            self._local = local
-        return acquired
-
-    def release(self) -> None:
-        local, self._local = self._local, None
-        try:
-            self._inner.release()
-        finally:
-            local.release()
-            self._locks._leave(self._name)
-
-
 def make_locks(redis_url: Optional[str], testdata_root: pathlib.Path) -> Locks:
-    """Redis when `REDIS_URL` is set, else file locks beside the cache; the
-    threads of this process queue among themselves first."""
+    """Redis when `REDIS_URL` is set, else file locks beside the cache."""
     if redis_url:
-        return QueuedLocks(RedisLocks.from_url(redis_url))
-    return QueuedLocks(FileLocks(pathlib.Path(testdata_root) / '.locks'))
+        return RedisLocks.from_url(redis_url)
+    return FileLocks(pathlib.Path(testdata_root) / '.locks')

@@ -12,7 +12,7 @@ import pytest
 import runner.backend.noj.testdata
 from dispatcher.job import TaskMeta
 from runner.backend.http_session import Interrupted
-from runner.prep.locks import FileLocks, QueuedLocks, RedisLocks
+from runner.prep.locks import FileLocks, RedisLocks
 # Aliased: pytest would try to collect names starting with "Test".
 from runner.backend.noj.testdata import LockTimeout
 from runner.backend.noj.testdata import TestdataCache as Cache
@@ -141,15 +141,11 @@ def redis_url():
         server.wait(GUARD_SEC)
 
 
-@pytest.fixture(params=['file', 'queued', pytest.param('redis', marks=pytest.mark.redis)])
+@pytest.fixture(params=['file', pytest.param('redis', marks=pytest.mark.redis)])
 def make_locks(request, tmp_path):
-    """A factory, so that each thread or process makes its own lock client
-    (the queued locks are the process's: its threads share them)."""
+    """A factory, so that each thread or process makes its own lock client."""
     if request.param == 'file':
         return lambda: FileLocks(tmp_path / 'locks')
-    if request.param == 'queued':
-        shared = QueuedLocks(FileLocks(tmp_path / 'locks'))
-        return lambda: shared
     url = request.getfixturevalue('redis_url')
     prefix = request.node.name
     return lambda: PrefixedRedisLocks(RedisLocks.from_url(url), prefix)
