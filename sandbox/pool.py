@@ -43,6 +43,12 @@ Factory = Callable[[str], SandboxContainer]
 # doomed container, or of a free or idle container of another image, which
 # was destroyed for it (the churn a host of several images can have).
 CREATION_CAUSES = ('spare', 'room', 'replacement', 'eviction')
+# The longest an acquire waits, in all, for containers being put back: about
+# what a new container takes. A reset takes milliseconds, but a job can
+# make its own folder's removal take seconds (negative dentries of names
+# looked up and never found, freed one by one), and a wait longer than a
+# new container takes is never a gain.
+PUT_BACK_WAIT_SEC = 0.1
 
 
 class _State(enum.Enum):
@@ -109,6 +115,7 @@ class SandboxPool:
                  max_age_sec: float = 3600.0,
                  max_starting: int = 2,
                  acquire_timeout: float = 120.0,
+                 put_back_wait_sec: float = PUT_BACK_WAIT_SEC,
                  on_start_failure: Callable[[], None] = lambda: None,
                  on_created: Callable[[str], None] = lambda cause: None,
                  clock: Callable[[], float] = time.monotonic):
@@ -123,6 +130,7 @@ class SandboxPool:
         # Only reached if callers run more at once than `max_alive`; a run
         # that cannot get a container becomes JE instead of waiting forever.
         self._acquire_timeout = acquire_timeout
+        self._put_back_wait_sec = put_back_wait_sec
         self._max_alive = max_alive
         self._cores = cores
         self._max_jobs = max_jobs
@@ -300,7 +308,8 @@ class SandboxPool:
         container, a free one of another image or another job's idle one of
         another image, its record gone and its slot the new one's); else a
         wait."""
-        patient = True  # waits for containers being put back
+        # Until when it may wait for containers being put back.
+        patient_until: Optional[float] = None
         while True:
             if self._stopping:
                 raise SandboxBroken('sandbox pool is stopped')
@@ -323,8 +332,12 @@ class SandboxPool:
                 if not engine_work:
                     return _Way.NONE, None
             if self._alive() < self._max_alive:
-                if patient and self._put_back_unawaited(image):
-                    patient = self._await_put_back(job_key, image)
+                # The condition's own clock: a wait's timeout is in it.
+                if patient_until is None:
+                    patient_until = time.monotonic() + self._put_back_wait_sec
+                left = patient_until - time.monotonic()
+                if left > 0 and self._put_back_unawaited(image):
+                    self._await_put_back(job_key, image, left)
                     continue
                 self._creating_for_runs += 1
                 return _Way.NEW, None
@@ -342,13 +355,12 @@ class SandboxPool:
                        for r in self._records.values())
         return put_back > self._awaiting_put_back.get(image, 0)
 
-    def _await_put_back(self, job_key: str, image: str) -> bool:
+    def _await_put_back(self, job_key: str, image: str, timeout: float) -> None:
         """Lock held. Until a container being put back is free (its reset
         takes milliseconds, where a new container takes the engine 100 ms on
         the cores that judge) or doomed, or another the acquire may have is
-        there: a burst of jobs as others end then makes no new containers.
-        False when none of that came in time (a put back that never ends):
-        the acquire goes on without waiting so."""
+        there, for `timeout` at most: a burst of jobs as others end then
+        makes no new containers."""
         ended = self._put_backs_ended
 
         def ended_or_other() -> bool:
@@ -357,7 +369,7 @@ class SandboxPool:
 
         self._awaiting_put_back[image] = self._awaiting_put_back.get(image, 0) + 1
         try:
-            return self._cond.wait_for(ended_or_other, timeout=self._acquire_timeout)
+            self._cond.wait_for(ended_or_other, timeout=timeout)
         finally:
             self._awaiting_put_back[image] -= 1
 

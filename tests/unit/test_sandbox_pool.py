@@ -502,6 +502,12 @@ def test_every_creation_is_counted_with_its_cause():
     spares.stop()
 
 
+def patient_pool(factory):
+    """A pool that waits for a container being put back as long as a test
+    holds its reset (PUT_BACK_WAIT_SEC would let it go on within 0.1 s)."""
+    return make_pool(factory, max_alive=3, put_back_wait_sec=WAIT)
+
+
 def put_back_slowly(pool, container, job):
     """`container`'s job released on a thread of its own, its reset held
     until the returned event is set."""
@@ -534,7 +540,7 @@ def test_with_room_a_container_being_put_back_is_waited_for_rather_than_a_new_on
     containers (the engine's 100 ms each, on the judging cores) where a
     reset of milliseconds gave one."""
     factory = Factory()
-    pool = make_pool(factory, max_alive=3)
+    pool = patient_pool(factory)
     a = pool.acquire('a', 'img', lambda c: None)
     may_end, releasing, got, acquiring = waited_for(pool, a)
     assert len(factory.made) == 1
@@ -548,7 +554,7 @@ def test_with_room_a_container_being_put_back_is_waited_for_rather_than_a_new_on
 
 def test_only_as_many_acquires_wait_as_containers_are_being_put_back():
     factory = Factory()
-    pool = make_pool(factory, max_alive=3)
+    pool = patient_pool(factory)
     a = pool.acquire('a', 'img', lambda c: None)
     may_end, releasing, first, first_thread = waited_for(pool, a)
     second = pool.acquire('c', 'img', lambda c: None)  # a new one, at once
@@ -564,7 +570,7 @@ def test_a_container_put_back_that_cannot_be_reset_lets_its_waiter_make_a_new_on
     """Red when the waiter is not woken by the failure: it waited for its
     bound and its run became a Judge Error."""
     factory = Factory()
-    pool = make_pool(factory, max_alive=3)
+    pool = patient_pool(factory)
     a = pool.acquire('a', 'img', lambda c: None)
     a.reset_fails = True
     may_end, releasing, got, acquiring = waited_for(pool, a)
@@ -577,7 +583,11 @@ def test_a_container_put_back_that_cannot_be_reset_lets_its_waiter_make_a_new_on
 
 def test_a_stop_ends_the_wait_for_a_container_being_put_back():
     factory = Factory()
-    pool = SandboxPool(factory, max_alive=3, spares={}, acquire_timeout=6 * WAIT)
+    pool = SandboxPool(factory,
+                       max_alive=3,
+                       spares={},
+                       acquire_timeout=6 * WAIT,
+                       put_back_wait_sec=6 * WAIT)
     pool.start()
     a = pool.acquire('a', 'img', lambda c: None)
     may_end, releasing = put_back_slowly(pool, a, 'a')
@@ -605,7 +615,7 @@ def test_a_container_of_the_job_s_own_given_back_ends_the_wait_for_one_being_put
     """Red when only the end of a put back ends the wait: a reset the
     supervisor never answers held the run for its 10 s bound."""
     factory = Factory()
-    pool = make_pool(factory, max_alive=3)
+    pool = patient_pool(factory)
     a = pool.acquire('a', 'img', lambda c: None)
     busy = pool.acquire('b', 'img', lambda c: None)
     may_end, releasing, got, acquiring = waited_for(pool, a)
@@ -619,7 +629,7 @@ def test_a_container_of_the_job_s_own_given_back_ends_the_wait_for_one_being_put
 
 def test_a_put_back_of_another_image_is_not_waited_for():
     factory = Factory()
-    pool = make_pool(factory, max_alive=3)
+    pool = patient_pool(factory)
     a = pool.acquire('a', 'img', lambda c: None)
     may_end, releasing = put_back_slowly(pool, a, 'a')
     got, acquiring = acquire_on_a_thread(pool, 'b', image='other')
@@ -630,16 +640,20 @@ def test_a_put_back_of_another_image_is_not_waited_for():
     pool.stop()
 
 
-def test_a_put_back_that_never_ends_is_waited_for_once_then_a_new_one_is_made():
-    """Red when the acquire fails at the end of its wait: every later run
-    of the image, with room in the pool, became a Judge Error."""
+def test_put_backs_slower_than_a_new_container_are_not_waited_for_longer_than_one_takes():
+    """Red when the acquire fails at the end of its wait (every later run
+    of the image, with room in the pool, became a Judge Error), or when it
+    waits for as long as the put backs take: a job can make its folder's
+    removal take seconds, and the acquires waiting for its containers, one
+    after another, waited that long for each."""
     factory = Factory()
-    pool = SandboxPool(factory, max_alive=3, spares={}, acquire_timeout=0.05)
-    pool.start()
+    pool = make_pool(factory, max_alive=4)  # PUT_BACK_WAIT_SEC, the runner's
     a = pool.acquire('a', 'img', lambda c: None)
-    may_end, releasing = put_back_slowly(pool, a, 'a')
-    got = pool.acquire('b', 'img', lambda c: None)
-    assert got is not a and len(factory.made) == 2
-    may_end.set()
-    releasing.join(WAIT)
+    b = pool.acquire('b', 'img', lambda c: None)
+    held = [put_back_slowly(pool, a, 'a'), put_back_slowly(pool, b, 'b')]
+    got = pool.acquire('c', 'img', lambda c: None)  # the resets are held for WAIT
+    assert got not in (a, b) and len(factory.made) == 3
+    for may_end, releasing in held:
+        may_end.set()
+        releasing.join(WAIT)
     pool.stop()
