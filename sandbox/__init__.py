@@ -18,7 +18,8 @@
     `graders/` how its cases are judged, one module per mode;
   - `self_test.py` the host's self-test; `leftovers.py` what sandboxes
     leave on the engine and the disk (`instance_folder.py`: this
-    process's own folder under a shared root).
+    process's own folder under a shared root); `trash.py` the folders let
+    go of, removed off the paths runs wait on.
 - `verdict.py`, `compare.py`, `static_memory.py`: from measurements to a verdict.
 - `results.py`: verdicts and results; `languages.py`: how each language builds
   and runs; `job.py`: what the sandbox knows of a job and a case;

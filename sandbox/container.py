@@ -17,7 +17,7 @@ import stat
 import tempfile
 import threading
 import uuid
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import docker
 import docker.errors
@@ -126,9 +126,14 @@ class SandboxContainer:
                  box_root: pathlib.Path,
                  limits: ContainerLimits,
                  labels: dict,
-                 image_copy: Optional[str] = None):
+                 image_copy: Optional[str] = None,
+                 discard: Optional[Callable[[pathlib.Path], None]] = None):
         """`image_copy`: the volume of the image's copy in memory
-        (image_copy.py), that runs are rooted in; None: their container's."""
+        (image_copy.py), that runs are rooted in; None: their container's.
+        `discard(folder)`: the box's folders let go of (the job's at a reset,
+        the box at the end) are gone from their place when it returns, and
+        removed in the background (Trash.throw: their removal may be slow,
+        and runs wait for a reset); None: removed at once."""
         self.image = image
         self._image_copy = image_copy
         self._client = client
@@ -139,6 +144,7 @@ class SandboxContainer:
         self.box.chmod(0o755)
         (self.box / 'job').mkdir(mode=0o755)
         self.name = f'oj-sandbox-{uuid.uuid4().hex[:12]}'
+        self._discard = discard or _remove_now
         self.run_uid = _new_run_uid()
         self._container = None
         self._destroyed = False
@@ -424,7 +430,7 @@ class SandboxContainer:
         new.mkdir(mode=0o755)
         for entry in os.scandir(job):
             _link_or_copy(pathlib.Path(entry.path), new / entry.name)
-        shutil.rmtree(job)
+        self._discard(job)
         os.rename(new, job)
 
     def abort(self) -> None:
@@ -458,7 +464,7 @@ class SandboxContainer:
                 memory_kb = read_reset_response(self._answers)
                 # Only the host writes the box: no link in it to follow.
                 job = self.box / 'job'
-                shutil.rmtree(job)
+                self._discard(job)
                 job.mkdir(mode=0o755)
             except (OSError, ValueError, SupervisorFailure, SupervisorProtocolError) as exc:
                 self._close_conn()
@@ -518,7 +524,7 @@ class SandboxContainer:
                 self._removal_failed(exc)
                 break
         self._container = None
-        shutil.rmtree(self.box, ignore_errors=True)
+        self._discard(self.box)
 
     def _removal_failed(self, exc: Exception) -> None:
         # Removed later: by the health probe once the engine answers (exited
@@ -549,6 +555,10 @@ def _new_run_uid(other_than: Optional[int] = None) -> int:
         uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_SPAN)
         if uid != other_than:
             return uid
+
+
+def _remove_now(folder: pathlib.Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _unlink_all(paths: List[pathlib.Path]) -> None:

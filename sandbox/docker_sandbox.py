@@ -36,6 +36,7 @@ from sandbox.results import CaseResult, CompileResult, Status
 from sandbox.run_requests import COMPILE_MEMORY_KB
 from sandbox.self_test import SelfTest
 from sandbox.settings import ContainerLimits, MiB, SandboxSettings
+from sandbox.trash import Trash
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ class DockerSandbox:
                                        tmp_tmpfs_bytes=settings.tmp_bytes,
                                        cpus=settings.container_cpus)
         self._artifacts = home / 'artifacts'
+        self._trash = Trash(home / 'trash')
         self._pool = SandboxPool(
             factory=self._new_container,
             max_alive=settings.max_containers,
@@ -108,6 +110,7 @@ class DockerSandbox:
             except Exception:
                 log.warning('no compile cache for %s: its image id is unknown', image)
         self._leftovers.claim_home()
+        self._trash.start()
         self._leftovers.remove_dead_instances()
         self._artifacts.mkdir(parents=True, exist_ok=True)
         images = set(self._settings.images.values())
@@ -121,9 +124,13 @@ class DockerSandbox:
     def stop(self) -> None:
         self._self_test.stop()  # no self-test from now on: it would make containers
         self._pool.stop()
+        self._trash.stop()
 
     def join(self, timeout: Optional[float] = None) -> bool:
-        return self._pool.join(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pool_ended = self._pool.join(timeout)
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return self._trash.join(left) and pool_ended
 
     def runs_in_progress(self) -> int:
         """Runs holding a core now; those waiting for one are not counted."""
@@ -228,8 +235,13 @@ class DockerSandbox:
         return self._self_test.judge_known(language)
 
     def _new_container(self, image: str) -> SandboxContainer:
-        return SandboxContainer(self._client, image, self.home / 'boxes', self._limits,
-                                self._leftovers.labels, self._copies.volume(image))
+        return SandboxContainer(self._client,
+                                image,
+                                self.home / 'boxes',
+                                self._limits,
+                                self._leftovers.labels,
+                                self._copies.volume(image),
+                                discard=self._trash.throw)
 
     def _self_test_container(self, image: str) -> SandboxContainer:
         self._on_created('self_test')
@@ -237,8 +249,12 @@ class DockerSandbox:
 
     def _warm_up_container(self, image: str) -> SandboxContainer:
         self._on_created('warm_up')
-        return SandboxContainer(self._client, image, self.home / 'boxes', self._limits,
-                                self._leftovers.labels)
+        return SandboxContainer(self._client,
+                                image,
+                                self.home / 'boxes',
+                                self._limits,
+                                self._leftovers.labels,
+                                discard=self._trash.throw)
 
     def _folder(self, job_key: str) -> pathlib.Path:
         """Where a build of the job lives on the host (its containers' files)."""

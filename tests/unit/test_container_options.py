@@ -110,3 +110,20 @@ def test_a_removal_that_keeps_failing_is_left_to_the_health_probe(tmp_path, capl
     container.destroy()
     assert engine.removals == 2
     assert 'could not remove sandbox container' in caplog.text
+
+
+def test_a_destroyed_containers_box_is_left_to_be_removed_off_its_path(tmp_path):
+    """Its job folder may take seconds to remove (sandbox/trash.py), and a
+    run or the pool's keeper waits for a container's destruction."""
+    thrown = []
+    container = SandboxContainer(
+        Engine(),
+        'img',
+        tmp_path / 'boxes',
+        LIMITS, {},
+        discard=lambda folder: thrown.append(folder.rename(tmp_path / f'thrown-{len(thrown)}')))
+    (container.box / 'job' / 'main.c').write_text('the last job')
+    box = container.box
+    container.destroy()
+    assert thrown == [tmp_path / 'thrown-0'] and not box.exists()
+    assert (tmp_path / 'thrown-0' / 'job' / 'main.c').read_text() == 'the last job'

@@ -20,6 +20,21 @@ LIMITS = ContainerLimits(memory_bytes=1 << 30,
                          cpus=1.0)
 
 
+class Thrown:
+    """A discard that sets folders aside, as the sandbox's trash does
+    (sandbox/trash.py), and keeps them there."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.folders = []
+
+    def __call__(self, path):
+        self.folder.mkdir(exist_ok=True)
+        aside = self.folder / str(len(self.folders))
+        os.rename(path, aside)
+        self.folders.append(aside)
+
+
 def supervisor(sock, answers, asked):
     """Answers each reset request with the next of `answers` (ok, mem_kb)."""
     for ok, mem_kb in answers:
@@ -32,8 +47,8 @@ def supervisor(sock, answers, asked):
 @pytest.fixture
 def container_with(tmp_path):
 
-    def make(answers):
-        container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {})
+    def make(answers, discard=None):
+        container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {}, discard=discard)
         host, inside = socket.socketpair()
         container._use(host)
         asked = []
@@ -50,6 +65,19 @@ def test_a_reset_gives_a_new_uid_and_an_empty_job_folder(container_with):
     container.reset()
     assert container.run_uid != before
     assert asked == [b'kind=reset\0next_uid=%d\0\0' % container.run_uid]
+    assert list((container.box / 'job').iterdir()) == []
+
+
+def test_a_reset_leaves_the_last_jobs_folder_to_be_removed_off_its_path(container_with, tmp_path):
+    """Removing a folder a run looked many missing names up in takes seconds
+    (sandbox/trash.py): a reset, which a run may wait for, only sets it
+    aside."""
+    thrown = Thrown(tmp_path / 'thrown')
+    container, _ = container_with([(True, 1000)], discard=thrown)
+    (container.box / 'job' / 'main.c').write_text('the last job')
+    container.reset()
+    [folder] = thrown.folders
+    assert (folder / 'main.c').read_text() == 'the last job'
     assert list((container.box / 'job').iterdir()) == []
 
 
@@ -76,8 +104,10 @@ def test_a_container_that_keeps_growing_memory_is_retired(container_with):
 def test_a_fresh_run_gets_a_job_folder_made_for_it(tmp_path, fresh):
     """The supervisor binds the job's folder as it is at a run init's first
     request: a fresh run's (a TLE's rerun) is made for it, with the same
-    files, so names its first run looked up there are not in it."""
-    container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {})
+    files, so names its first run looked up there are not in it. The old
+    one is set aside, to be removed off the run's path."""
+    thrown = Thrown(tmp_path / 'thrown')
+    container = SandboxContainer(None, 'img', tmp_path / 'boxes', LIMITS, {}, discard=thrown)
     src = tmp_path / 'src'
     (src / 'chaos').mkdir(parents=True)
     (src / 'main').write_text('the program')
@@ -92,7 +122,7 @@ def test_a_fresh_run_gets_a_job_folder_made_for_it(tmp_path, fresh):
         def sendall(self, request):
             # What the supervisor would bind now.
             sent.append(
-                (os.fstat(old).st_nlink, sorted(str(p.relative_to(job)) for p in job.rglob('*')),
+                (os.stat(job).st_ino, sorted(str(p.relative_to(job)) for p in job.rglob('*')),
                  os.stat(job / 'main').st_ino))
 
     container._use(Supervisor())
@@ -100,9 +130,11 @@ def test_a_fresh_run_gets_a_job_folder_made_for_it(tmp_path, fresh):
     try:
         assert container.run(dataclasses.replace(CASE_REQUEST, fresh=fresh),
                              stdin=None) == 'answered'
+        old_inode = os.fstat(old).st_ino
     finally:
         os.close(old)
-    [(old_links, files, program)] = sent
+    [(bound, files, program)] = sent
     assert files == ['chaos', 'chaos/data.txt', 'main']
     assert program == os.stat(src / 'main').st_ino  # linked, not copied
-    assert (old_links == 0) is fresh  # the old folder is gone for a fresh run only
+    assert (bound != old_inode) is fresh  # a new folder for a fresh run only
+    assert [os.stat(folder).st_ino for folder in thrown.folders] == ([old_inode] if fresh else [])

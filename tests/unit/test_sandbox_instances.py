@@ -148,3 +148,29 @@ def test_where_locks_are_not_enforced_nothing_of_others_is_removed(root, monkeyp
     finally:
         sandbox.stop()
         sandbox.remove_leftovers()
+
+
+def test_a_containers_box_goes_through_the_sandboxs_trash(root):
+    """A box is set aside and removed by the trash's thread (its removal may
+    take seconds: sandbox/trash.py), here a warm-up container's, which the
+    engine did not make."""
+    sandbox = start(root, FakeEngine())
+    try:
+        sandbox.stop()
+        assert sandbox.join(10)
+        assert list((sandbox.home / 'boxes').iterdir()) == []
+        assert (sandbox.home / 'trash').is_dir()
+        assert list((sandbox.home / 'trash').iterdir()) == []
+    finally:
+        sandbox.remove_leftovers()
+
+
+def test_a_pool_containers_box_goes_through_the_sandboxs_trash(root):
+    sandbox = DockerSandbox(SandboxSettings(root=root, spares_per_image=0), client=FakeEngine())
+    try:
+        # Not started: what is thrown stays in the trash.
+        sandbox._new_container('oj-sandbox:latest').destroy()
+        assert len(list((sandbox.home / 'trash').iterdir())) == 1
+        assert list((sandbox.home / 'boxes').iterdir()) == []
+    finally:
+        sandbox.remove_leftovers()
