@@ -8,7 +8,12 @@ reset, which a run may wait for holding a core (taking over another job's
 idle container), and at its destruction, which a run or the pool's keeper
 waits for. So those folders are renamed into this folder at once (the same
 file system: a rename, whatever the folder holds) and removed by a thread of
-its own, at the lowest priority: it takes no CPU time a run could use.
+its own.
+
+That thread keeps the runner's priority. At a lower one, the kernel would
+keep it off the cores while the runs use them, and while it held the
+interpreter's lock (shutil.rmtree's walk is Python) no thread of the runner
+could go on: a claim, a report, a run's answer would all wait for it.
 """
 import logging
 import os
@@ -19,9 +24,6 @@ import uuid
 from typing import List, Optional
 
 log = logging.getLogger(__name__)
-
-# The remover's niceness: the lowest priority there is.
-REMOVER_NICENESS = 19
 
 
 class Trash:
@@ -75,10 +77,6 @@ class Trash:
         return not self._thread.is_alive()
 
     def _remove_thrown(self) -> None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REMOVER_NICENESS)
-        except OSError as exc:  # this thread alone: on Linux, a thread id is a process id
-            log.warning('the sandbox trash removes at normal priority: %s', exc)
         while True:
             with self._cond:
                 while not self._thrown and not self._stopping:

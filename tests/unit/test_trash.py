@@ -1,10 +1,9 @@
 """The sandbox's trash: a folder thrown is gone from its place at once, and
-removed by a thread of its own, at the lowest priority."""
-import os
+removed by a thread of its own."""
 import threading
 
 from sandbox import trash
-from sandbox.trash import REMOVER_NICENESS, Trash
+from sandbox.trash import Trash
 
 
 def a_folder(path, files=3):
@@ -58,19 +57,6 @@ def test_a_throw_does_not_wait_for_a_removal_under_way(tmp_path, monkeypatch):
         bin_.stop()
     assert bin_.join(10)
     assert list((tmp_path / 'trash').iterdir()) == []
-
-
-def test_the_remover_runs_at_the_lowest_priority(tmp_path):
-    bin_ = Trash(tmp_path / 'trash')
-    bin_.start()
-    try:
-        [remover] = [t for t in threading.enumerate() if t.name == 'sandbox-trash']
-        # The thread's own niceness (Linux: a thread's id is a process id).
-        assert os.getpriority(os.PRIO_PROCESS, remover.native_id) == REMOVER_NICENESS
-        assert os.getpriority(os.PRIO_PROCESS, 0) != REMOVER_NICENESS  # not the runner's
-    finally:
-        bin_.stop()
-        assert bin_.join(10)
 
 
 def test_a_folder_that_cannot_be_set_aside_is_removed_at_once(tmp_path):
