@@ -444,7 +444,7 @@ class SandboxContainer:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             log.warning('could not kill sandbox container %s: %s', self.name, str(exc)[:200])
 
-    def reset(self) -> None:
+    def reset(self, set_aside: bool = False) -> None:
         """Make the container fit for another job, or raise SandboxBroken.
 
         The supervisor kills every process, empties every writable place and
@@ -452,7 +452,14 @@ class SandboxContainer:
         replaced by an empty folder. Nothing of the last job stays but the
         supervisor itself, which no run can reach (supervisor.c), and what
         it left charged to the container's memory, which is bounded
-        (RESET_MEMORY_GROWTH_KB)."""
+        (RESET_MEMORY_GROWTH_KB).
+
+        The last job's folder is removed here, unless `set_aside` (a caller
+        holding a core: its removal may take seconds, sandbox/trash.py),
+        when it goes to `discard`. What its removal frees (the directory
+        cache's entries of names its runs looked up) is charged to this
+        container until then: removed here, none of it is left for the next
+        job to reclaim, nor counted at the next reset."""
         with self._lock:
             if self._conn is None:
                 raise SandboxBroken('sandbox is closed')
@@ -464,7 +471,7 @@ class SandboxContainer:
                 memory_kb = read_reset_response(self._answers)
                 # Only the host writes the box: no link in it to follow.
                 job = self.box / 'job'
-                self._discard(job)
+                (self._discard if set_aside else _remove_now)(job)
                 job.mkdir(mode=0o755)
             except (OSError, ValueError, SupervisorFailure, SupervisorProtocolError) as exc:
                 self._close_conn()

@@ -74,7 +74,9 @@ class DockerSandbox:
                                        tmp_tmpfs_bytes=settings.tmp_bytes,
                                        cpus=settings.container_cpus)
         self._artifacts = home / 'artifacts'
-        self._trash = Trash(home / 'trash')
+        # As many folders waiting as two of every container's: a run's job
+        # folder and its box.
+        self._trash = Trash(home / 'trash', max_pending=2 * settings.max_containers)
         self._pool = SandboxPool(
             factory=self._new_container,
             max_alive=settings.max_containers,

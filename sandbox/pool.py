@@ -277,7 +277,9 @@ class SandboxPool:
                     return self._new(job_key, image, record, cause), False
                 return record.container, way is _Way.OWN
             try:
-                record.container.reset()
+                # The caller may hold a core: the last job's folder is
+                # removed off its path (SandboxContainer.reset).
+                record.container.reset(set_aside=True)
             except BaseException as exc:
                 self._doom(record)
                 if not isinstance(exc, SandboxBroken):
@@ -403,6 +405,10 @@ class SandboxPool:
             self._doom(record)
             return
         try:
+            # The last job's folder removed here, on no run's path (the
+            # caller is its job's release or last run, which holds no core,
+            # and an acquire waits PUT_BACK_WAIT_SEC at most for it): the
+            # next job in it reclaims nothing of that job's.
             record.container.reset()
         except Exception as exc:
             # Whatever went wrong, the container is not known to be clean.

@@ -68,16 +68,21 @@ def test_a_reset_gives_a_new_uid_and_an_empty_job_folder(container_with):
     assert list((container.box / 'job').iterdir()) == []
 
 
-def test_a_reset_leaves_the_last_jobs_folder_to_be_removed_off_its_path(container_with, tmp_path):
+@pytest.mark.parametrize('set_aside', [False, True])
+def test_a_reset_removes_the_last_jobs_folder_or_sets_it_aside(container_with, tmp_path, set_aside):
     """Removing a folder a run looked many missing names up in takes seconds
-    (sandbox/trash.py): a reset, which a run may wait for, only sets it
-    aside."""
+    (sandbox/trash.py): a reset for a caller holding a core only sets it
+    aside. Any other removes it: what that frees is charged to the
+    container, and the next job in it must not reclaim it."""
     thrown = Thrown(tmp_path / 'thrown')
     container, _ = container_with([(True, 1000)], discard=thrown)
     (container.box / 'job' / 'main.c').write_text('the last job')
-    container.reset()
-    [folder] = thrown.folders
-    assert (folder / 'main.c').read_text() == 'the last job'
+    container.reset(set_aside=set_aside) if set_aside else container.reset()
+    if set_aside:
+        [folder] = thrown.folders
+        assert (folder / 'main.c').read_text() == 'the last job'
+    else:
+        assert thrown.folders == []
     assert list((container.box / 'job').iterdir()) == []
 
 

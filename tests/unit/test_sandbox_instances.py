@@ -2,10 +2,13 @@
 dead ones (a crash, a kill) and never those of live ones. Fake engine."""
 import fcntl
 import os
+import shutil
+import threading
 
 import docker.errors
 import pytest
 
+from sandbox import trash
 from sandbox.container import LABEL
 from sandbox.docker_sandbox import INSTANCE_LABEL, ROOT_LABEL, DockerSandbox, SandboxSettings
 
@@ -150,27 +153,66 @@ def test_where_locks_are_not_enforced_nothing_of_others_is_removed(root, monkeyp
         sandbox.remove_leftovers()
 
 
-def test_a_containers_box_goes_through_the_sandboxs_trash(root):
+def test_a_warm_up_containers_box_goes_through_the_sandboxs_trash(root, monkeypatch):
     """A box is set aside and removed by the trash's thread (its removal may
     take seconds: sandbox/trash.py), here a warm-up container's, which the
     engine did not make."""
-    sandbox = start(root, FakeEngine())
+    sandbox = DockerSandbox(SandboxSettings(root=root, spares_per_image=0), client=FakeEngine())
+    thrown = []
+    monkeypatch.setattr(sandbox._trash, 'throw', thrown.append)
+    sandbox.start()
     try:
+        assert thrown and all(box.parent == sandbox.home / 'boxes' for box in thrown)
+    finally:
         sandbox.stop()
+        sandbox.remove_leftovers()
+
+
+def test_a_pool_containers_box_goes_through_the_sandboxs_trash(root, monkeypatch):
+    sandbox = DockerSandbox(SandboxSettings(root=root, spares_per_image=0), client=FakeEngine())
+    thrown = []
+    monkeypatch.setattr(sandbox._trash, 'throw', thrown.append)
+    try:
+        container = sandbox._new_container('oj-sandbox:latest')
+        container.destroy()
+        assert thrown == [container.box]
+    finally:
+        sandbox.remove_leftovers()
+
+
+def test_the_sandboxs_join_waits_for_its_trash(root, monkeypatch):
+    """At exit, what the trash holds is removed before the runner's folder
+    (or with it, once the join's time is out)."""
+    held = threading.Event()
+    rmtree = shutil.rmtree
+
+    def held_in_the_trash(path, ignore_errors=False):
+        if threading.current_thread().name == 'sandbox-trash':
+            held.wait()
+        rmtree(path, ignore_errors=ignore_errors)
+
+    sandbox = start(root, FakeEngine())
+    monkeypatch.setattr(trash.shutil, 'rmtree', held_in_the_trash)
+    try:
+        sandbox._new_container('oj-sandbox:latest').destroy()
+        sandbox.stop()
+        assert sandbox._pool.join(10)
+        assert not sandbox.join(0)  # the trash still removing
+        held.set()
         assert sandbox.join(10)
-        assert list((sandbox.home / 'boxes').iterdir()) == []
-        assert (sandbox.home / 'trash').is_dir()
         assert list((sandbox.home / 'trash').iterdir()) == []
     finally:
+        held.set()
         sandbox.remove_leftovers()
 
 
-def test_a_pool_containers_box_goes_through_the_sandboxs_trash(root):
-    sandbox = DockerSandbox(SandboxSettings(root=root, spares_per_image=0), client=FakeEngine())
-    try:
-        # Not started: what is thrown stays in the trash.
-        sandbox._new_container('oj-sandbox:latest').destroy()
-        assert len(list((sandbox.home / 'trash').iterdir())) == 1
-        assert list((sandbox.home / 'boxes').iterdir()) == []
-    finally:
-        sandbox.remove_leftovers()
+def test_a_container_destroyed_after_the_exits_cleanup_leaves_nothing(root):
+    """A run cut short at exit, given back broken once the runner's folder
+    is gone."""
+    sandbox = start(root, FakeEngine())
+    container = sandbox._new_container('oj-sandbox:latest')
+    sandbox.stop()
+    assert sandbox.join(10)
+    sandbox.remove_leftovers()
+    container.destroy()
+    assert not sandbox.home.exists()

@@ -23,6 +23,7 @@ class FakeContainer:
         self.gone = threading.Event()
         self.staged = []
         self.resets = 0
+        self.set_aside = []  # each reset's: its job's folder set aside (a core held)
         self.reset_fails = False
         self.reset_surprises = False
         self.destroy_surprises = False
@@ -37,7 +38,8 @@ class FakeContainer:
     def start(self):
         self.log.append(('start', self))
 
-    def reset(self):
+    def reset(self, set_aside=False):
+        self.set_aside.append(set_aside)
         self.resetting.set()
         if self.reset_may_end is not None:
             self.reset_may_end.wait(WAIT)
@@ -130,6 +132,9 @@ def test_a_released_container_is_reset_before_the_next_job_gets_it():
     pool.give_back(a)
     pool.release('a')
     assert a.resets == 1 and not a.destroyed
+    # On no run's path: the folder is removed at the reset, and the next job
+    # in the container reclaims nothing of a's (SandboxContainer.reset).
+    assert a.set_aside == [False]
     b = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
     assert b is a and a.staged == ['a', 'b'] and len(factory.made) == 1
     pool.stop()
@@ -268,6 +273,9 @@ def test_at_capacity_another_jobs_idle_container_is_reset_and_taken_over():
     pool.give_back(a)
     b = pool.acquire('b', 'img', lambda c: stage(c, 'b'))
     assert b is a and a.resets == 1 and a.staged == ['a', 'b'] and not a.destroyed
+    # Taken over by a run that may hold a core: a's folder is removed off
+    # its path (SandboxContainer.reset).
+    assert a.set_aside == [True]
     # The job that lost it gets one again when it runs again.
     pool.give_back(b)
     a2 = pool.acquire('a', 'img', lambda c: stage(c, 'a'))
@@ -473,7 +481,7 @@ def test_a_takeover_that_stop_overtook_hands_nothing_out():
     pool = make_pool(factory, max_alive=1)
     a = pool.acquire('a', 'img', lambda c: None)
     pool.give_back(a)
-    a.reset = pool.stop  # the drain, while the container is being reset
+    a.reset = lambda set_aside: pool.stop()  # the drain, while the container is being reset
     with pytest.raises(SandboxBroken):
         pool.acquire('b', 'img', lambda c: None)
     assert a.destroyed and pool.alive() == 0 and pool.stats().in_runs == 0
