@@ -66,11 +66,21 @@ class Interrupter:
         return session
 
     def interrupt(self) -> None:
+        """Wakes every read blocked on these sessions' sockets, from now on
+        and, after ARRIVING_GRACE_SEC, now. The peer is told at once (each
+        socket's sending side is shut): a backend holding a long poll then
+        hands it no job. The grace is for one it handed out just before:
+        cut, that answer would be lost and its job would wait for its lease
+        to expire, spending an attempt; read, it goes back at once (abort,
+        drain). A reader of a long body checks the stop between its reads."""
         with self._lock:
             self._interrupted = True
             sockets = list(self._sockets)
         for sock in sockets:
-            _shut(sock)
+            _shut(sock, socket.SHUT_WR)
+            timer = threading.Timer(ARRIVING_GRACE_SEC, _shut, [sock])
+            timer.daemon = True
+            timer.start()
 
     def _connected(self, sock: socket.socket) -> None:
         # The socket, not its connection: an answer sent with
@@ -213,22 +223,32 @@ def drain(response: requests.Response) -> None:
         pass
 
 
-def _shut(sock) -> None:
-    """Wakes every read blocked on `sock`. socket.socket's own shutdown:
-    an SSL socket's would also drop its TLS state under a reader that is
-    between its checks of it (a ValueError instead of an OSError)."""
-    # TLS through an https proxy is urllib3's SSLTransport over the
-    # tunnel's socket.
+# How long after a stop an answer on its way is still read: a backend that
+# handed out a job as the stop came answers within it.
+ARRIVING_GRACE_SEC = 0.5
+
+
+def _shut(sock, how: int = socket.SHUT_RDWR) -> None:
+    """Wakes every read blocked on `sock` (SHUT_RDWR). socket.socket's own
+    shutdown: an SSL socket's would also drop its TLS state under a reader
+    that is between its checks of it (a ValueError instead of an OSError)."""
+    sock = _plain(sock)
+    if sock is None:
+        return
+    try:
+        socket.socket.shutdown(sock, how)
+    except OSError:
+        pass  # already closed
+
+
+def _plain(sock) -> Optional[socket.socket]:
+    """The socket.socket below `sock`: TLS through an https proxy is
+    urllib3's SSLTransport over the tunnel's socket."""
     for _ in range(3):
         if sock is None or isinstance(sock, socket.socket):
             break
         sock = getattr(sock, 'socket', None)
-    if not isinstance(sock, socket.socket):
-        return
-    try:
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    except OSError:
-        pass  # already closed
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def _answered_on(sock, response):

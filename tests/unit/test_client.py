@@ -2,6 +2,7 @@ import contextlib
 import http.server
 import json
 import logging
+import queue
 import socket
 import threading
 import traceback
@@ -16,6 +17,7 @@ from dispatcher.job import TaskMeta
 from runner.backend.noj.client import (LONG_POLL_MARGIN_SEC, BackendClient, DownloadError, Outcome,
                                        ProtocolError, TokenRefused, TransportError, Unauthorized,
                                        UnexpectedStatus, transport_kind)
+from runner.backend import http_session
 from runner.backend.http_session import Interrupted, Interrupter
 from runner.backend.noj.inbound import BadClaim, JobPayload, RunnerConfig, RunnerIdentity
 from runner.backend.noj.outbound import AbortReason, complete_body
@@ -1163,3 +1165,111 @@ def test_settings_merge_as_requests_merges_them(monkeypatch, proxies, stream, ve
     theirs = requests.Session.merge_environment_settings(session, BASE, proxies, stream, verify,
                                                          cert)
     assert ours == {**theirs, 'proxies': dict(theirs['proxies'])}
+
+
+class HeldLongPoll:
+    """A real server holding one long poll (`/runners/rn_01/next-job`) until
+    told to answer it with a job, or never; it notes whether it saw its
+    caller leave (the end of the stream) before answering."""
+
+    def __init__(self):
+        self.holding = threading.Event()
+        self.answer = threading.Event()
+        self.caller_left = threading.Event()
+        self.done = threading.Event()
+        held = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def do_GET(self):
+                held.holding.set()
+                while not held.answer.wait(0.01):
+                    if held.done.is_set():
+                        return
+                    if not held.caller_left.is_set() and self._left():
+                        held.caller_left.set()
+                body = json.dumps(job_body(code_url='http://store/code.zip')).encode()
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _left(self):
+                try:
+                    return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b''
+                except BlockingIOError:
+                    return False
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f'http://127.0.0.1:{self.server.server_address[1]}'
+
+    def close(self):
+        self.done.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def long_poll_on_a_thread(client):
+    """The long poll's outcome (a claim or what it raised), on a queue."""
+    outcome = queue.Queue()
+
+    def poll():
+        try:
+            outcome.put(client.next_job(25))
+        except Exception as exc:
+            outcome.put(exc)
+
+    threading.Thread(target=poll, daemon=True).start()
+    return outcome
+
+
+def test_a_job_handed_out_to_a_long_poll_as_the_stop_comes_is_read(monkeypatch):
+    """The backend leased the job before it could see the runner leave: the
+    answer is still read (the poller hands it back at once), not left to
+    lease expiry, which would spend an attempt."""
+    monkeypatch.setattr(http_session, 'ARRIVING_GRACE_SEC', 30.0)  # however loaded the host
+    held = HeldLongPoll()
+    try:
+        client = BackendClient(held.url).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
+        outcome = long_poll_on_a_thread(client)
+        assert held.holding.wait(10)
+        client.interrupt()
+        held.answer.set()  # leased as the stop came
+        claim = outcome.get(timeout=10)
+        assert isinstance(claim, JobPayload) and claim.job_id == JB, claim
+    finally:
+        held.close()
+
+
+def test_a_stop_tells_the_backend_at_once(monkeypatch):
+    """The backend sees the end of the stream at once, before the grace for
+    an answer on its way ends: it leases nothing to a caller gone."""
+    monkeypatch.setattr(http_session, 'ARRIVING_GRACE_SEC', 30.0)
+    held = HeldLongPoll()
+    try:
+        client = BackendClient(held.url).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
+        long_poll_on_a_thread(client)
+        assert held.holding.wait(10)
+        client.interrupt()
+        assert held.caller_left.wait(10)
+    finally:
+        held.close()
+
+
+def test_a_stop_ends_a_held_long_poll_after_the_grace():
+    held = HeldLongPoll()
+    try:
+        client = BackendClient(held.url).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
+        outcome = long_poll_on_a_thread(client)
+        assert held.holding.wait(10)
+        client.interrupt()
+        assert isinstance(outcome.get(timeout=10), TransportError)  # not the 25 s wait
+    finally:
+        held.close()
