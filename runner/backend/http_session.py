@@ -78,9 +78,10 @@ class Interrupter:
             sockets = list(self._sockets)
         for sock in sockets:
             _shut(sock, socket.SHUT_WR)
-            timer = threading.Timer(ARRIVING_GRACE_SEC, _shut, [sock])
-            timer.daemon = True
-            timer.start()
+        # One timer for them all: starting a thread waits for it to run.
+        timer = threading.Timer(ARRIVING_GRACE_SEC, _shut_all, [sockets])
+        timer.daemon = True
+        timer.start()
 
     def _connected(self, sock: socket.socket) -> None:
         # The socket, not its connection: an answer sent with
@@ -239,6 +240,11 @@ def _shut(sock, how: int = socket.SHUT_RDWR) -> None:
         socket.socket.shutdown(sock, how)
     except OSError:
         pass  # already closed
+
+
+def _shut_all(sockets) -> None:
+    for sock in sockets:
+        _shut(sock)
 
 
 def _plain(sock) -> Optional[socket.socket]:
