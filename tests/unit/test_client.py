@@ -1230,46 +1230,40 @@ def long_poll_on_a_thread(client):
     return outcome
 
 
-def test_a_job_handed_out_to_a_long_poll_as_the_stop_comes_is_read(monkeypatch):
-    """The backend leased the job before it could see the runner leave: the
-    answer is still read (the poller hands it back at once), not left to
-    lease expiry, which would spend an attempt."""
-    monkeypatch.setattr(http_session, 'ARRIVING_GRACE_SEC', 30.0)  # however loaded the host
+@contextlib.contextmanager
+def a_long_poll_stopped():
+    """A long poll the server holds, and the client's stop while it does:
+    the server and the poll's outcome (a queue)."""
     held = HeldLongPoll()
     try:
         client = BackendClient(held.url).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
         outcome = long_poll_on_a_thread(client)
         assert held.holding.wait(10)
         client.interrupt()
-        held.answer.set()  # leased as the stop came
-        claim = outcome.get(timeout=10)
-        assert isinstance(claim, JobPayload) and claim.job_id == JB, claim
+        yield held, outcome
     finally:
         held.close()
+
+
+def test_a_job_handed_out_to_a_long_poll_as_the_stop_comes_is_read(monkeypatch):
+    """The backend leased the job before it could see the runner leave: the
+    answer is still read (the poller hands it back at once), not left to
+    lease expiry, which would spend an attempt."""
+    monkeypatch.setattr(http_session, 'ARRIVING_GRACE_SEC', 30.0)  # however loaded the host
+    with a_long_poll_stopped() as (held, outcome):
+        held.answer.set()  # leased as the stop came
+        claim = outcome.get(timeout=10)
+    assert isinstance(claim, JobPayload) and claim.job_id == JB, claim
 
 
 def test_a_stop_tells_the_backend_at_once(monkeypatch):
     """The backend sees the end of the stream at once, before the grace for
     an answer on its way ends: it leases nothing to a caller gone."""
     monkeypatch.setattr(http_session, 'ARRIVING_GRACE_SEC', 30.0)
-    held = HeldLongPoll()
-    try:
-        client = BackendClient(held.url).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
-        long_poll_on_a_thread(client)
-        assert held.holding.wait(10)
-        client.interrupt()
+    with a_long_poll_stopped() as (held, _):
         assert held.caller_left.wait(10)
-    finally:
-        held.close()
 
 
 def test_a_stop_ends_a_held_long_poll_after_the_grace():
-    held = HeldLongPoll()
-    try:
-        client = BackendClient(held.url).with_identity(RunnerIdentity(RN, RUNNER_TOKEN))
-        outcome = long_poll_on_a_thread(client)
-        assert held.holding.wait(10)
-        client.interrupt()
+    with a_long_poll_stopped() as (_, outcome):
         assert isinstance(outcome.get(timeout=10), TransportError)  # not the 25 s wait
-    finally:
-        held.close()

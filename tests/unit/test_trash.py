@@ -45,13 +45,18 @@ def holders(bin_):
     return {holder: [p.name for p in holder.iterdir()] for holder in bin_.folder.iterdir()}
 
 
+def throw_folders(bin_, tmp_path, count):
+    """`count` folders made and thrown: each is gone from its place."""
+    folders = [a_folder(tmp_path / f'box-{n}') for n in range(count)]
+    for folder in folders:
+        bin_.throw(folder)
+    assert not any(folder.exists() for folder in folders)
+
+
 def test_a_folder_thrown_is_set_aside_at_once_and_removed_by_the_remover(tmp_path, gate):
     bin_ = Trash(tmp_path / 'trash', max_pending=10)
     bin_.start()
-    thrown = [a_folder(tmp_path / f'box-{n}') for n in range(2)]
-    for folder in thrown:
-        bin_.throw(folder)
-    assert not any(folder.exists() for folder in thrown)
+    throw_folders(bin_, tmp_path, 2)
     # Each in a folder of its own: removing a folder locks the folder it is
     # in (the kernel's lock of that directory) as long as that takes.
     waiting = holders(bin_)
@@ -84,10 +89,7 @@ def test_a_throw_does_not_wait_for_a_removal_under_way(tmp_path, gate):
 def test_past_max_pending_a_throw_removes_at_once(tmp_path, gate):
     bin_ = Trash(tmp_path / 'trash', max_pending=2)
     bin_.start()
-    folders = [a_folder(tmp_path / f'box-{n}') for n in range(3)]
-    for folder in folders:
-        bin_.throw(folder)
-    assert not any(folder.exists() for folder in folders)
+    throw_folders(bin_, tmp_path, 3)
     assert sorted(holders(bin_).values()) == [['box-0'], ['box-1']]  # the third: removed
 
 
