@@ -8,8 +8,10 @@
    interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
    (LONG_POLL_SEC=25), judging in real Docker sandboxes, warmed with a job
    of each language and then a burst of twice its capacity (its sandboxes
-   started, as many as a busy runner keeps), from sources the batch does not
-   use (its builds are not in the compile cache).
+   started, as many as a busy runner keeps; in the tiny mode over its
+   problems too, so that their testdata is cached, as at an exam's end),
+   from sources the batch does not use (its builds are not in the compile
+   cache).
 2. Claim latency with long-poll: on an idle runner, the time from a submit to
    its claim, as the backend's event log records both.
 3. A batch: N submissions at once, mixed C, C++ and Python, six cases each,
@@ -61,7 +63,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import requests
 
@@ -299,13 +301,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int, env: Dict[str, str],
-                      capacity: int) -> Tuple[RunnerProcess, str]:
+def start_warm_runner(
+    backend: LocalBackend,
+    data_dir: str,
+    long_poll_sec: int,
+    env: Dict[str, str],
+    capacity: int,
+    extra_problems: Sequence[Problem] = ()) -> Tuple[RunnerProcess, str]:
     """A runner that has judged one job of each language, then a burst of
-    twice its capacity at once (testdata cached, as many sandboxes started
-    as a busy runner keeps: an exam's last batch finds them), and its
-    runner id."""
+    twice its capacity at once, over the bench's problem and
+    `extra_problems` in turn (the testdata of each cached, as many
+    sandboxes started as a busy runner keeps: an exam's last batch finds
+    them, its problems judged all through the exam), and its runner id."""
     backend.add_problem(problem())
+    for extra in extra_problems:
+        backend.add_problem(extra)
+    problem_ids = [PROBLEM_ID] + [extra.problem_id for extra in extra_problems]
     name = f'bench-long-poll-{long_poll_sec}'
     runner = RunnerProcess({
         'BACKEND_URL': backend.url,
@@ -326,8 +337,8 @@ def start_warm_runner(backend: LocalBackend, data_dir: str, long_poll_sec: int, 
             WAIT_SEC)
         languages = list(SOURCES)
         backend.wait_results([
-            backend.submit(PROBLEM_ID, languages[index % 3], WARM_UP[languages[index % 3]])
-            for index in range(2 * capacity)
+            backend.submit(problem_ids[index % len(problem_ids)], languages[index % 3],
+                           WARM_UP[languages[index % 3]]) for index in range(2 * capacity)
         ], WAIT_SEC)
     except Exception:
         runner.kill()
@@ -531,12 +542,11 @@ def main() -> None:
                 f'MAX_CONTAINER_NUMBER={env.get("MAX_CONTAINER_NUMBER", "8 (default)")}',
                 file=sys.stderr if args.json else sys.stdout)
             runner, rid = start_warm_runner(backend, os.path.join(tmp, 'long-poll'), 25, env,
-                                            capacity)
+                                            capacity,
+                                            tiny_problems() if args.mode == 'tiny' else ())
             try:
                 with_long_poll = claim_latencies(backend, rid, True, args.claim_samples,
                                                  poll_interval, rng)
-                for tiny in tiny_problems():
-                    backend.add_problem(tiny)
                 if args.backend_latency:
                     backend.faults.latency('*', args.backend_latency / 1000, count=None)
                 figures['backend_latency_ms'] = args.backend_latency
