@@ -16,9 +16,14 @@ its job's cases then follow one another in the job's container, which
 holds the job's files and, for Python, the interpreter its cases are
 forked from, rather than each take a container of its own (staged, later
 reset, an interpreter started in it) while other jobs wait for the cores
-anyway. With a core to spare, they run at once. For the same reason the
-pool takes over another job's idle container before one of a job that is
-about to run again.
+anyway. With a core to spare, a run of its own (a checker's, a fresh one)
+runs at once; a plain case runs at once only once its job is slow (a run
+of it took SLOW_RUN_MS): the second container costs more than a quick
+case, and at an exam's end, with a backend far away, jobs taking spare
+cores so used more of the cores than they saved (measured: the runner
+judged 100 tiny jobs 5 % slower so). For the same reason the pool takes
+over another job's idle container before one of a job that is about to
+run again.
 
 A job's plain cases do better than wait: they follow the run under way in
 its lane (`_Lane`), sent to its container before it has ended, so that the
@@ -58,6 +63,11 @@ class Want:
 # Runs a lane takes in all: a job of many cases then lets the runs of other
 # jobs, waiting for a core, in between.
 MAX_LANE_RUNS = 8
+# A run this long makes its job slow: its next plain cases take a core to
+# spare beside its lane (a container of their own pays for itself). A quick
+# case takes a few milliseconds; a second container costs a take-over's
+# reset, its staging and, for Python, an interpreter started (about 6 ms).
+SLOW_RUN_MS = 50
 
 
 @dataclasses.dataclass(eq=False)
@@ -128,6 +138,7 @@ class RunEngine:
         self._lanes: Dict[str, _Lane] = {}
         self._warned_landlock = False
         self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
+        self._slow: Set[str] = set()  # job keys a run of which took SLOW_RUN_MS
 
     def cancel(self, job_keys: Sequence[str]) -> None:
         """No run of these jobs starts from now on, and runs in progress are
@@ -146,6 +157,7 @@ class RunEngine:
         """The jobs are released: their keys are never used again."""
         with self._lock:
             self._cancelled.difference_update(job_keys)
+            self._slow.difference_update(job_keys)
 
     def _unless_cancelled_meanwhile(self, wants: Sequence[Want],
                                     containers: Sequence[SandboxContainer]) -> None:
@@ -213,8 +225,8 @@ class RunEngine:
 
     def _may_follow(self, lane: Optional['_Lane'], want: Want) -> bool:
         """Lock held. Whether a run of `want` may follow in `lane`, only asked
-        when it would otherwise wait for its turn (with a core to spare it
-        runs beside the lane instead)."""
+        when it would otherwise wait for its turn (with a core to spare, a
+        slow job's run runs beside the lane instead)."""
         return (lane is not None and lane.want.image == want.image and lane.taken < MAX_LANE_RUNS
                 and not lane.container.broken and want.job_key not in self._cancelled)
 
@@ -253,6 +265,7 @@ class RunEngine:
         to be answered lets go of its core; the last to be finished, of its
         container and its turn."""
         want, container = lane.want, lane.container
+        run: Optional[RunResponse] = None
         try:
             try:
                 self._check_cancelled([want])
@@ -261,7 +274,7 @@ class RunEngine:
                     self._open(lane)
                 run = container.answer(sent)
             finally:
-                self._answered(lane)
+                self._answered(lane, run)
             self._ran(request, run, container)
             finished = finish(run, container)
         except BaseException:
@@ -271,10 +284,15 @@ class RunEngine:
         self._finished(lane)
         return finished
 
-    def _answered(self, lane: '_Lane') -> None:
+    def _answered(self, lane: '_Lane', run: Optional[RunResponse] = None) -> None:
         """A run of `lane` has its answer, or none: the last lets go of the
-        lane's core, and the lane takes no follower from then on."""
+        lane's core, and the lane takes no follower from then on. A slow
+        run makes its job slow: its cases waiting may take a core to spare."""
         with self._lock:
+            if run is not None and run.wall_us >= SLOW_RUN_MS * 1000 and \
+                    lane.want.job_key not in self._slow:
+                self._slow.add(lane.want.job_key)
+                self._let_in()
             lane.runs -= 1
             if lane.runs:
                 return
@@ -305,7 +323,7 @@ class RunEngine:
         waiter = None
         try:
             with self._lock:
-                if self._may_go(job_key):
+                if self._may_go(job_key, follows):
                     self._admit(job_key)
                     return None
                 lane = self._lanes.get(job_key)
@@ -326,10 +344,13 @@ class RunEngine:
             _count_down(self._admitted, job_key)
             self._let_in()
 
-    def _may_go(self, job_key: str) -> bool:
-        """Lock held."""
-        return (job_key in self._cancelled or not self._admitted.get(job_key)
-                or sum(self._admitted.values()) - self._working < self._core_count)
+    def _may_go(self, job_key: str, follows: Optional[Want]) -> bool:
+        """Lock held. `follows`: the run is a plain case (see the module's
+        docstring)."""
+        if job_key in self._cancelled or not self._admitted.get(job_key):
+            return True
+        spare = sum(self._admitted.values()) - self._working < self._core_count
+        return spare and (follows is None or job_key in self._slow)
 
     def _admit(self, job_key: str) -> None:
         """Lock held."""
@@ -356,7 +377,7 @@ class RunEngine:
         each that has it now is admitted, in the order they came (each one
         admitted counts for the next), and woken."""
         for waiter in list(self._turns):
-            if self._may_go(waiter.job_key):
+            if self._may_go(waiter.job_key, waiter.follows):
                 self._turns.remove(waiter)
                 self._admit(waiter.job_key)
                 waiter.admitted = True

@@ -1,7 +1,8 @@
 """A job's plain cases follow one another in a lane (sandbox/engine.py): while
-the cores are spoken for, the next is sent to the container of the run under
-way, on its core, before that run has ended; the lane's last run lets go of
-the core, the container and the turn."""
+the cores are spoken for, or the job is quick, the next is sent to the
+container of the run under way, on its core, before that run has ended; the
+lane's last run lets go of the core, the container and the turn. A slow
+job's cases take a core to spare beside it."""
 import dataclasses
 import queue
 import threading
@@ -9,7 +10,7 @@ import threading
 import pytest
 
 from sandbox.container import AheadFailed, SandboxBroken
-from sandbox.engine import MAX_LANE_RUNS, RunEngine, Want
+from sandbox.engine import MAX_LANE_RUNS, SLOW_RUN_MS, RunEngine, Want
 from sandbox.faults import Cancelled
 from sandbox.protocol import Kind
 from tests.unit.fakes import CASE_REQUEST, ended_run
@@ -26,9 +27,10 @@ class Run:
     container: 'Container'
     gate: threading.Event = dataclasses.field(default_factory=threading.Event)
     fails: object = None
+    wall_ms: int = 12
 
-    def end(self, fails=None):
-        self.fails = fails
+    def end(self, fails=None, wall_ms=12):
+        self.fails, self.wall_ms = fails, wall_ms
         self.gate.set()
 
 
@@ -55,7 +57,7 @@ class Container:
         if run.fails is not None:
             self.broken = True
             raise run.fails
-        return ended_run()
+        return ended_run(wall_us=run.wall_ms * 1000)
 
     def abort(self):
         self.aborted = self.broken = True
@@ -220,13 +222,59 @@ def test_a_broken_lane_takes_no_follower():
     again.end()
 
 
-def test_with_a_core_to_spare_a_jobs_cases_run_beside_each_other():
+def test_with_a_core_to_spare_a_quick_jobs_next_case_follows_in_its_lane():
+    # A container of its own would cost more than the case: a take-over's
+    # reset, its staging, for Python an interpreter started.
     two = Rig(cores=2)
     first, second = two.sent_in_turn('a1', 'a2')
-    assert second.container is not first.container
-    first.end()
+    assert second.container is first.container
+    assert two.cores_asked() == ['a1']
+    first.end(wall_ms=SLOW_RUN_MS - 1)
+    two.start('a3')
+    assert two.sent('a3').container is first.container  # quick still
+    assert two.cores_asked() == []
+
+
+def test_once_a_run_of_its_job_was_slow_its_next_case_takes_a_core_to_spare():
+    two = Rig(cores=2)
+    first, second = two.sent_in_turn('a1', 'a2')
+    first.end(wall_ms=SLOW_RUN_MS)
+    assert two.outcome('a1') == 'c1'
+    two.start('a3')
+    beside = two.sent('a3')
+    assert beside.container is not first.container
+    assert two.cores_asked() == ['a1', 'a3']
     second.end()
-    assert {two.outcome('a1'), two.outcome('a2')} == {'c1', 'c2'}
+    beside.end()
+    assert two.outcome('a3') == beside.container.name
+
+
+def test_the_cases_waiting_for_their_turn_take_a_core_to_spare_as_their_job_turns_slow():
+    two = Rig(cores=2)
+    names = [f'a{n}' for n in range(MAX_LANE_RUNS + 1)]
+    runs = two.sent_in_turn(*names[:-1])
+    two.start(names[-1])
+    two.nothing_sent()  # the lane is full, and the job quick: it waits for its turn
+    runs[0].end(wall_ms=SLOW_RUN_MS)
+    beside = two.sent(names[-1])
+    assert all(two.outcomes[name].empty() for name in names[1:-1])  # none of them ended
+    assert beside.container is not runs[0].container
+    for run in runs[1:] + [beside]:
+        run.end()
+    assert two.outcome(names[-1]) == beside.container.name
+
+
+def test_a_job_forgotten_is_quick_again():
+    two = Rig(cores=2)
+    first, second = two.sent_in_turn('a1', 'a2')
+    first.end(wall_ms=SLOW_RUN_MS)
+    second.end()
+    assert [two.outcome('a1'), two.outcome('a2')] == ['c1', 'c1']
+    two.engine.forget(['a'])
+    again, follower = two.sent_in_turn('a3', 'a4')
+    assert follower.container is again.container
+    again.end()
+    follower.end()
 
 
 @pytest.mark.parametrize('request_, files', [
