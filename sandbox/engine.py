@@ -17,13 +17,15 @@ holds the job's files and, for Python, the interpreter its cases are
 forked from, rather than each take a container of its own (staged, later
 reset, an interpreter started in it) while other jobs wait for the cores
 anyway. With a core to spare, a run of its own (a checker's, a fresh one)
-runs at once; a plain case runs at once only once its job is slow (a run
-of it took SLOW_RUN_MS): the second container costs more than a quick
-case, and at an exam's end, with a backend far away, jobs taking spare
-cores so used more of the cores than they saved (measured: the runner
-judged 100 tiny jobs 5 % slower so). For the same reason the pool takes
-over another job's idle container before one of a job that is about to
-run again.
+runs at once. So does a plain case, unless it can follow in its job's lane
+(or the lane its job's run under way is about to open) and its wait there
+looks short: the lane's runs times the job's longest case so far, under
+LANE_WAIT_MS. A container of its own costs a take-over's reset, its
+staging and, for Python, an interpreter started, more than a quick case
+(measured: with a backend 20 ms away, 30 of 100 tiny jobs took spare cores
+so, and the host used 10 % more CPU a job than with a near one). For the
+same reason the pool takes over another job's idle container before one of
+a job that is about to run again.
 
 A job's plain cases do better than wait: they follow the run under way in
 its lane (`_Lane`), sent to its container before it has ended, so that the
@@ -63,11 +65,11 @@ class Want:
 # Runs a lane takes in all: a job of many cases then lets the runs of other
 # jobs, waiting for a core, in between.
 MAX_LANE_RUNS = 8
-# A run this long makes its job slow: its next plain cases take a core to
-# spare beside its lane (a container of their own pays for itself). A quick
-# case takes a few milliseconds; a second container costs a take-over's
-# reset, its staging and, for Python, an interpreter started (about 6 ms).
-SLOW_RUN_MS = 50
+# A plain case whose wait in its job's lane looks this long takes a core to
+# spare beside it instead (a container of its own then pays for itself: a
+# quick case takes a few milliseconds, a take-over with an interpreter
+# started about 6 ms).
+LANE_WAIT_MS = 50
 
 
 @dataclasses.dataclass(eq=False)
@@ -138,7 +140,8 @@ class RunEngine:
         self._lanes: Dict[str, _Lane] = {}
         self._warned_landlock = False
         self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
-        self._slow: Set[str] = set()  # job keys a run of which took SLOW_RUN_MS
+        # The longest wall time of a case of each job so far (microseconds).
+        self._case_walls: Dict[str, int] = {}
 
     def cancel(self, job_keys: Sequence[str]) -> None:
         """No run of these jobs starts from now on, and runs in progress are
@@ -157,7 +160,8 @@ class RunEngine:
         """The jobs are released: their keys are never used again."""
         with self._lock:
             self._cancelled.difference_update(job_keys)
-            self._slow.difference_update(job_keys)
+            for key in job_keys:
+                self._case_walls.pop(key, None)
 
     def _unless_cancelled_meanwhile(self, wants: Sequence[Want],
                                     containers: Sequence[SandboxContainer]) -> None:
@@ -225,8 +229,8 @@ class RunEngine:
 
     def _may_follow(self, lane: Optional['_Lane'], want: Want) -> bool:
         """Lock held. Whether a run of `want` may follow in `lane`, only asked
-        when it would otherwise wait for its turn (with a core to spare, a
-        slow job's run runs beside the lane instead)."""
+        when it would otherwise wait for its turn (with a core to spare and a
+        long wait in the lane, it runs beside it instead)."""
         return (lane is not None and lane.want.image == want.image and lane.taken < MAX_LANE_RUNS
                 and not lane.container.broken and want.job_key not in self._cancelled)
 
@@ -252,6 +256,7 @@ class RunEngine:
                     self._turns.remove(waiter)
                     waiter.lane = self._join(lane)
                     waiter.turn.notify()
+            self._let_in()  # those it took no more of may take a core to spare
 
     def _in_lane(self,
                  lane: '_Lane',
@@ -274,7 +279,7 @@ class RunEngine:
                     self._open(lane)
                 run = container.answer(sent)
             finally:
-                self._answered(lane, run)
+                self._answered(lane, run if request.kind is Kind.CASE else None)
             self._ran(request, run, container)
             finished = finish(run, container)
         except BaseException:
@@ -284,14 +289,15 @@ class RunEngine:
         self._finished(lane)
         return finished
 
-    def _answered(self, lane: '_Lane', run: Optional[RunResponse] = None) -> None:
+    def _answered(self, lane: '_Lane', case: Optional[RunResponse] = None) -> None:
         """A run of `lane` has its answer, or none: the last lets go of the
-        lane's core, and the lane takes no follower from then on. A slow
-        run makes its job slow: its cases waiting may take a core to spare."""
+        lane's core, and the lane takes no follower from then on. A case
+        longer than its job's before makes the waits in its lane longer:
+        its job's cases waiting may take a core to spare now."""
         with self._lock:
-            if run is not None and run.wall_us >= SLOW_RUN_MS * 1000 and \
-                    lane.want.job_key not in self._slow:
-                self._slow.add(lane.want.job_key)
+            key = lane.want.job_key
+            if case is not None and case.wall_us > self._case_walls.get(key, 0):
+                self._case_walls[key] = case.wall_us
                 self._let_in()
             lane.runs -= 1
             if lane.runs:
@@ -345,12 +351,20 @@ class RunEngine:
             self._let_in()
 
     def _may_go(self, job_key: str, follows: Optional[Want]) -> bool:
-        """Lock held. `follows`: the run is a plain case (see the module's
-        docstring)."""
+        """Lock held. `follows`: the run is a plain case of that want (see
+        the module's docstring)."""
         if job_key in self._cancelled or not self._admitted.get(job_key):
             return True
-        spare = sum(self._admitted.values()) - self._working < self._core_count
-        return spare and (follows is None or job_key in self._slow)
+        if sum(self._admitted.values()) - self._working >= self._core_count:
+            return False
+        if follows is None:
+            return True
+        lane = self._lanes.get(job_key)
+        if lane is not None and not self._may_follow(lane, follows):
+            return True  # its lane takes no more: a container of its own
+        # No lane yet: the job's run under way opens one once it is sent.
+        ahead = lane.runs if lane is not None else 1
+        return ahead * self._case_walls.get(job_key, 0) >= LANE_WAIT_MS * 1000
 
     def _admit(self, job_key: str) -> None:
         """Lock held."""
