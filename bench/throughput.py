@@ -7,7 +7,7 @@
 1. Starts a `LocalBackend` (its default runner config: heartbeat 15 s, poll
    interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
    (LONG_POLL_SEC=25), judging in real Docker sandboxes, warmed with a job
-   of each language and then a burst of twice its capacity (its sandboxes
+   of each language and then bursts of twice its capacity (its sandboxes
    started, as many as a busy runner keeps; in the tiny mode over its
    problems too, so that their testdata is cached, as at an exam's end),
    from sources the batch does not use (its builds are not in the compile
@@ -108,6 +108,8 @@ WARM_UP = {
     for language, source in SOURCES.items()
 }
 
+# The warm-up's bursts of twice the capacity, at most (start_warm_runner).
+WARM_UP_BURSTS = 5
 # The tiny mode's problems: 2 to 5 cases each, in one task.
 TINY_PROBLEMS = {PROBLEM_ID + cases - 1: cases for cases in (2, 3, 4, 5)}
 
@@ -308,8 +310,9 @@ def start_warm_runner(
     env: Dict[str, str],
     capacity: int,
     extra_problems: Sequence[Problem] = ()) -> Tuple[RunnerProcess, str]:
-    """A runner that has judged one job of each language, then a burst of
-    twice its capacity at once, over the bench's problem and
+    """A runner that has judged one job of each language, then bursts of
+    twice its capacity at once until one makes no container, over the
+    bench's problem and
     `extra_problems` in turn (the testdata of each cached, as many
     sandboxes started as a busy runner keeps: an exam's last batch finds
     them, its problems judged all through the exam), and its runner id."""
@@ -336,10 +339,18 @@ def start_warm_runner(
             [backend.submit(PROBLEM_ID, language, WARM_UP[language]) for language in WARM_UP],
             WAIT_SEC)
         languages = list(SOURCES)
-        backend.wait_results([
-            backend.submit(problem_ids[index % len(problem_ids)], languages[index % 3],
-                           WARM_UP[languages[index % 3]]) for index in range(2 * capacity)
-        ], WAIT_SEC)
+        # Bursts until one makes no container: the pool as large as this load
+        # keeps it. One burst left 4 to 7 containers, and the batch made the
+        # rest (0.1 s of its wall).
+        metrics_port = int(env['METRICS_PORT'])
+        for _ in range(WARM_UP_BURSTS):
+            made = sum(containers_created(metrics_port).values())
+            backend.wait_results([
+                backend.submit(problem_ids[index % len(problem_ids)], languages[index % 3],
+                               WARM_UP[languages[index % 3]]) for index in range(2 * capacity)
+            ], WAIT_SEC)
+            if sum(containers_created(metrics_port).values()) == made:
+                break
     except Exception:
         runner.kill()
         raise RuntimeError('the runner did not judge its warm-up jobs:\n' + runner.log())
