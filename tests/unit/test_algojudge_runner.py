@@ -576,6 +576,26 @@ def test_files_fetched_while_the_server_is_away_are_retried_within_the_lease():
     assert claimer._reporter.items == [] and len(held) == 0  # left to its lease
 
 
+def test_files_cut_by_the_stop_past_the_lease_are_released_never_left_to_it():
+    # The stop's interrupt comes after the claims' settle and the answers'
+    # grace: with a short lease, the download it cut may seem to have run out
+    # of the lease too.
+    clock, held = Clock(), HeldJobs()
+    claimer = claimer_of(Client(claim=[(claimed(), 4.0)]), held, None, clock)
+
+    class CutByTheStop:
+
+        def prepare(self, claimed, stop):
+            clock.now += 3.5
+            claimer._stop.set()
+            raise Unreachable('GET /runner/files/{id}: connection reset (ConnectionError)')
+
+    claimer._preparer = CutByTheStop()
+    claimer.claim_once()
+    (item, _), = claimer._reporter.items
+    assert isinstance(item, Release) and claimer._dispatcher.handled == []
+
+
 def test_approval_withdrawn_while_reporting_keeps_the_result_and_asks_to_rejoin():
     from runner.backend.algojudge.enrolment import Rejoin
     clock, held, finalized, waits = Clock(), HeldJobs(), [], []

@@ -229,6 +229,12 @@ class Claimer(LoopThread):
                 log.warning('job %s: downloading failed (%s)', claimed.job_id, exc)
                 delay = self._delay(attempt)
             attempt += 1
+            if self._stop.is_set():
+                # Most likely cut by the stop itself (its interrupt comes after
+                # the claims' settle and the answers' grace, 2.5 s in, when a
+                # short lease may be near its end): released at the top, never
+                # left to its lease.
+                continue
             if self._clock() + delay - started > held.lease_sec:
                 # The server is away before a result exists: nothing is
                 # reported, the job returns to the queue when its lease ends.
