@@ -237,6 +237,7 @@ def test_with_a_core_to_spare_a_quick_jobs_next_case_follows_in_its_lane():
     assert second.container is first.container
     assert two.cores_asked() == ['a1']
     first.end(wall_ms=LANE_WAIT_MS - 1)
+    assert two.outcome('a1') == 'c1'
     two.start('a3')  # its wait: one run ahead of it, of LANE_WAIT_MS - 1 at most
     assert two.sent('a3').container is first.container
     assert two.cores_asked() == []
@@ -246,6 +247,7 @@ def test_a_case_whose_wait_in_its_lane_looks_long_takes_a_core_to_spare():
     two = Rig(cores=2)
     first, second = two.sent_in_turn('a1', 'a2')
     first.end(wall_ms=LANE_WAIT_MS // 2)
+    assert two.outcome('a1') == 'c1'  # its time is known
     third = two.sent_in_turn('a3')[0]  # one run ahead of it: it follows
     assert third.container is first.container
     two.start('a4')  # two runs ahead of it, of LANE_WAIT_MS / 2 each
