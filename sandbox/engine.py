@@ -16,16 +16,9 @@ its job's cases then follow one another in the job's container, which
 holds the job's files and, for Python, the interpreter its cases are
 forked from, rather than each take a container of its own (staged, later
 reset, an interpreter started in it) while other jobs wait for the cores
-anyway. With a core to spare, a run of its own (a checker's, a fresh one)
-runs at once. So does a plain case, unless it can follow in its job's lane
-(or the lane its job's run under way is about to open) and its wait there
-looks short: the lane's runs times the job's longest case so far, under
-LANE_WAIT_MS. A container of its own costs a take-over's reset, its
-staging and, for Python, an interpreter started, more than a quick case
-(measured: with a backend 20 ms away, 30 of 100 tiny jobs took spare cores
-so, and the host used 10 % more CPU a job than with a near one). For the
-same reason the pool takes over another job's idle container before one of
-a job that is about to run again.
+anyway. With a core to spare, they run at once. For the same reason the
+pool takes over another job's idle container before one of a job that is
+about to run again.
 
 A job's plain cases do better than wait: they follow the run under way in
 its lane (`_Lane`), sent to its container before it has ended, so that the
@@ -65,11 +58,6 @@ class Want:
 # Runs a lane takes in all: a job of many cases then lets the runs of other
 # jobs, waiting for a core, in between.
 MAX_LANE_RUNS = 8
-# A plain case whose wait in its job's lane looks this long takes a core to
-# spare beside it instead (a container of its own then pays for itself: a
-# quick case takes a few milliseconds, a take-over with an interpreter
-# started about 6 ms).
-LANE_WAIT_MS = 50
 
 
 @dataclasses.dataclass(eq=False)
@@ -140,8 +128,6 @@ class RunEngine:
         self._lanes: Dict[str, _Lane] = {}
         self._warned_landlock = False
         self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
-        # The longest wall time of a case of each job so far (microseconds).
-        self._case_walls: Dict[str, int] = {}
 
     def cancel(self, job_keys: Sequence[str]) -> None:
         """No run of these jobs starts from now on, and runs in progress are
@@ -160,8 +146,6 @@ class RunEngine:
         """The jobs are released: their keys are never used again."""
         with self._lock:
             self._cancelled.difference_update(job_keys)
-            for key in job_keys:
-                self._case_walls.pop(key, None)
 
     def _unless_cancelled_meanwhile(self, wants: Sequence[Want],
                                     containers: Sequence[SandboxContainer]) -> None:
@@ -229,8 +213,8 @@ class RunEngine:
 
     def _may_follow(self, lane: Optional['_Lane'], want: Want) -> bool:
         """Lock held. Whether a run of `want` may follow in `lane`, only asked
-        when it would otherwise wait for its turn (with a core to spare and a
-        long wait in the lane, it runs beside it instead)."""
+        when it would otherwise wait for its turn (with a core to spare it
+        runs beside the lane instead)."""
         return (lane is not None and lane.want.image == want.image and lane.taken < MAX_LANE_RUNS
                 and not lane.container.broken and want.job_key not in self._cancelled)
 
@@ -256,7 +240,6 @@ class RunEngine:
                     self._turns.remove(waiter)
                     waiter.lane = self._join(lane)
                     waiter.turn.notify()
-            self._let_in()  # those it took no more of may take a core to spare
 
     def _in_lane(self,
                  lane: '_Lane',
@@ -270,7 +253,6 @@ class RunEngine:
         to be answered lets go of its core; the last to be finished, of its
         container and its turn."""
         want, container = lane.want, lane.container
-        run: Optional[RunResponse] = None
         try:
             try:
                 self._check_cancelled([want])
@@ -279,7 +261,7 @@ class RunEngine:
                     self._open(lane)
                 run = container.answer(sent)
             finally:
-                self._answered(lane, run if request.kind is Kind.CASE else None)
+                self._answered(lane)
             self._ran(request, run, container)
             finished = finish(run, container)
         except BaseException:
@@ -289,16 +271,10 @@ class RunEngine:
         self._finished(lane)
         return finished
 
-    def _answered(self, lane: '_Lane', case: Optional[RunResponse] = None) -> None:
+    def _answered(self, lane: '_Lane') -> None:
         """A run of `lane` has its answer, or none: the last lets go of the
-        lane's core, and the lane takes no follower from then on. A case
-        longer than its job's before makes the waits in its lane longer:
-        its job's cases waiting may take a core to spare now."""
+        lane's core, and the lane takes no follower from then on."""
         with self._lock:
-            key = lane.want.job_key
-            if case is not None and case.wall_us > self._case_walls.get(key, 0):
-                self._case_walls[key] = case.wall_us
-                self._let_in()
             lane.runs -= 1
             if lane.runs:
                 return
@@ -329,7 +305,7 @@ class RunEngine:
         waiter = None
         try:
             with self._lock:
-                if self._may_go(job_key, follows):
+                if self._may_go(job_key):
                     self._admit(job_key)
                     return None
                 lane = self._lanes.get(job_key)
@@ -350,21 +326,10 @@ class RunEngine:
             _count_down(self._admitted, job_key)
             self._let_in()
 
-    def _may_go(self, job_key: str, follows: Optional[Want]) -> bool:
-        """Lock held. `follows`: the run is a plain case of that want (see
-        the module's docstring)."""
-        if job_key in self._cancelled or not self._admitted.get(job_key):
-            return True
-        if sum(self._admitted.values()) - self._working >= self._core_count:
-            return False
-        if follows is None:
-            return True
-        lane = self._lanes.get(job_key)
-        if lane is not None and not self._may_follow(lane, follows):
-            return True  # its lane takes no more: a container of its own
-        # No lane yet: the job's run under way opens one once it is sent.
-        ahead = lane.runs if lane is not None else 1
-        return ahead * self._case_walls.get(job_key, 0) >= LANE_WAIT_MS * 1000
+    def _may_go(self, job_key: str) -> bool:
+        """Lock held."""
+        return (job_key in self._cancelled or not self._admitted.get(job_key)
+                or sum(self._admitted.values()) - self._working < self._core_count)
 
     def _admit(self, job_key: str) -> None:
         """Lock held."""
@@ -391,7 +356,7 @@ class RunEngine:
         each that has it now is admitted, in the order they came (each one
         admitted counts for the next), and woken."""
         for waiter in list(self._turns):
-            if self._may_go(waiter.job_key, waiter.follows):
+            if self._may_go(waiter.job_key):
                 self._turns.remove(waiter)
                 self._admit(waiter.job_key)
                 waiter.admitted = True

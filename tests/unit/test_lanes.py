@@ -1,8 +1,7 @@
 """A job's plain cases follow one another in a lane (sandbox/engine.py): while
-the cores are spoken for, or the job is quick, the next is sent to the
-container of the run under way, on its core, before that run has ended; the
-lane's last run lets go of the core, the container and the turn. A case
-whose wait in the lane looks long takes a core to spare beside it."""
+the cores are spoken for, the next is sent to the container of the run under
+way, on its core, before that run has ended; the lane's last run lets go of
+the core, the container and the turn."""
 import dataclasses
 import queue
 import threading
@@ -10,7 +9,7 @@ import threading
 import pytest
 
 from sandbox.container import AheadFailed, SandboxBroken
-from sandbox.engine import LANE_WAIT_MS, MAX_LANE_RUNS, RunEngine, Want
+from sandbox.engine import MAX_LANE_RUNS, RunEngine, Want
 from sandbox.faults import Cancelled
 from sandbox.protocol import Kind
 from tests.unit.fakes import CASE_REQUEST, ended_run
@@ -27,10 +26,9 @@ class Run:
     container: 'Container'
     gate: threading.Event = dataclasses.field(default_factory=threading.Event)
     fails: object = None
-    wall_ms: int = 12
 
-    def end(self, fails=None, wall_ms=12):
-        self.fails, self.wall_ms = fails, wall_ms
+    def end(self, fails=None):
+        self.fails = fails
         self.gate.set()
 
 
@@ -57,7 +55,7 @@ class Container:
         if run.fails is not None:
             self.broken = True
             raise run.fails
-        return ended_run(wall_us=run.wall_ms * 1000)
+        return ended_run()
 
     def abort(self):
         self.aborted = self.broken = True
@@ -97,24 +95,17 @@ class Rig:
         self.cores = Cores(cores)
         self.engine = RunEngine(self.pool, self.cores, max_pairs=1, core_count=cores)
         self.outcomes = {}
-        self.finish_gates = {}  # a run named here is finished once its event is set
 
     def start(self, name, request=CASE_REQUEST, files=None):
         """A run of job `name[0]`, named `name`, on a thread of its own."""
         outcome: 'queue.Queue[object]' = queue.Queue()
         self.outcomes[name] = outcome
 
-        def finish(run, container):
-            gate = self.finish_gates.get(name)
-            if gate is not None:
-                assert gate.wait(WAIT_SEC)
-            return container.name
-
         def one():
             try:
                 outcome.put(
                     self.engine.run(Want(name[0], 'image', lambda container: None), request, name,
-                                    finish, files))
+                                    lambda run, container: container.name, files))
             except Exception as exc:
                 outcome.put(exc)
 
@@ -229,101 +220,13 @@ def test_a_broken_lane_takes_no_follower():
     again.end()
 
 
-def test_with_a_core_to_spare_a_quick_jobs_next_case_follows_in_its_lane():
-    # A container of its own would cost more than the case: a take-over's
-    # reset, its staging, for Python an interpreter started.
+def test_with_a_core_to_spare_a_jobs_cases_run_beside_each_other():
     two = Rig(cores=2)
     first, second = two.sent_in_turn('a1', 'a2')
-    assert second.container is first.container
-    assert two.cores_asked() == ['a1']
-    first.end(wall_ms=LANE_WAIT_MS - 1)
-    assert two.outcome('a1') == 'c1'
-    two.start('a3')  # its wait: one run ahead of it, of LANE_WAIT_MS - 1 at most
-    assert two.sent('a3').container is first.container
-    assert two.cores_asked() == []
-
-
-def test_a_case_whose_wait_in_its_lane_looks_long_takes_a_core_to_spare():
-    two = Rig(cores=2)
-    first, second = two.sent_in_turn('a1', 'a2')
-    first.end(wall_ms=LANE_WAIT_MS // 2)
-    assert two.outcome('a1') == 'c1'  # its time is known
-    third = two.sent_in_turn('a3')[0]  # one run ahead of it: it follows
-    assert third.container is first.container
-    two.start('a4')  # two runs ahead of it, of LANE_WAIT_MS / 2 each
-    beside = two.sent('a4')
-    assert beside.container is not first.container
-    assert two.cores_asked() == ['a1', 'a4']
-    for run in (second, third, beside):
-        run.end()
-    assert two.outcome('a4') == beside.container.name
-
-
-def test_with_its_lane_full_a_case_takes_a_core_to_spare():
-    two = Rig(cores=2)
-    names = [f'a{n}' for n in range(MAX_LANE_RUNS + 1)]
-    runs = two.sent_in_turn(*names[:-1])
-    two.start(names[-1])
-    beside = two.sent(names[-1])
-    assert beside.container is not runs[0].container
-    for run in runs + [beside]:
-        run.end()
-    assert two.outcome(names[-1]) == beside.container.name
-
-
-def test_the_cases_a_lane_takes_no_more_of_as_it_opens_take_a_core_to_spare():
-    two = Rig(cores=2)
-    sending = two.pool.send_gates['a0'] = threading.Event()
-    names = [f'a{n}' for n in range(MAX_LANE_RUNS + 1)]
-    for name in names:
-        two.start(name)  # a0 is being sent: the others wait for its lane
-    two.nothing_sent()
-    sending.set()
-    sent = [two.pool.sent.get(timeout=WAIT_SEC) for _ in names]
-    lane = {run for run in sent if run.container is sent[0].container}
-    assert len(lane) == MAX_LANE_RUNS and len(sent) - len(lane) == 1
-    for run in sent:
-        run.end()
-
-
-def test_a_compile_makes_no_wait_in_its_jobs_lane():
-    two = Rig(cores=2)
-    two.start('a0', dataclasses.replace(CASE_REQUEST, kind=Kind.COMPILE))
-    two.sent('a0').end(wall_ms=10 * LANE_WAIT_MS)
-    assert two.outcome('a0') == 'c1'
-    first, second = two.sent_in_turn('a1', 'a2')
-    assert second.container is first.container
+    assert second.container is not first.container
     first.end()
     second.end()
-
-
-def test_a_case_waiting_for_its_jobs_lane_takes_a_core_to_spare_once_a_case_of_its_job_was_long():
-    three = Rig(cores=3)
-    finishing = three.finish_gates['a0'] = threading.Event()
-    three.start('a0', dataclasses.replace(CASE_REQUEST, fresh=True))  # a run of its own
-    alone = three.sent('a0')
-    three.start('a1')  # no lane to follow, and no case of its job has ended
-    three.nothing_sent()
-    alone.end(wall_ms=LANE_WAIT_MS)  # a0 holds its turn until its finish
-    beside = three.sent('a1')
-    assert beside.container is not alone.container
-    finishing.set()
-    beside.end()
-    assert three.outcome('a1') == beside.container.name
-
-
-def test_a_job_forgotten_has_no_wait_in_its_lane():
-    two = Rig(cores=2)
-    first, second = two.sent_in_turn('a1', 'a2')
-    first.end(wall_ms=10 * LANE_WAIT_MS)
-    second.end()
-    assert [two.outcome('a1'), two.outcome('a2')] == ['c1', 'c1']
-    two.engine.forget(['a'])
-    again = two.sent_in_turn('a3')[0]
-    two.start('a4')
-    assert two.sent('a4').container is again.container
-    again.end()
-    two.outcome('a3')
+    assert {two.outcome('a1'), two.outcome('a2')} == {'c1', 'c2'}
 
 
 @pytest.mark.parametrize('request_, files', [
