@@ -312,10 +312,10 @@ def start_warm_runner(
     extra_problems: Sequence[Problem] = ()) -> Tuple[RunnerProcess, str]:
     """A runner that has judged one job of each language, then bursts of
     twice its capacity at once until one makes no container, over the
-    bench's problem and
-    `extra_problems` in turn (the testdata of each cached, as many
-    sandboxes started as a busy runner keeps: an exam's last batch finds
-    them, its problems judged all through the exam), and its runner id."""
+    bench's problem and `extra_problems` in turn (the testdata of each
+    cached, as many sandboxes started as a busy runner keeps: an exam's
+    last batch finds them, its problems judged all through the exam), and
+    its runner id."""
     backend.add_problem(problem())
     for extra in extra_problems:
         backend.add_problem(extra)
