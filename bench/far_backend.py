@@ -1,13 +1,17 @@
 """A far backend against a near one, on the exam's-end batch.
 
-    python -m bench.far_backend [--pairs 8] [--latency 20] [--submissions 100] [--json]
+    python -m bench.far_backend [--pairs 8] [--latency 20] [--submissions 100] [--places N]
+                                [--json]
 
 Runs `bench.throughput --mode tiny` in pairs: a near run (the bundled
 backend answering at once), then a far one (every backend call waiting
 `--latency` ms first), each on a runner of its own. The runs of a pair are
 back to back, because the host drifts between pairs more than within one.
 Prints each pair's walls, its ratio and the near run's efficiency, then the
-medians.
+medians. `--places N`: the backend lets the runner hold N jobs at once in
+both runs (8 by default, as the protocol's); a job holds its place for
+three round trips besides its judging, so a far backend's wall is set by
+its places.
 """
 import argparse
 import json
@@ -16,13 +20,16 @@ import subprocess
 import sys
 from typing import Dict, List
 
+from localbackend.settings import DEFAULT_RUNNER_CONFIG
 
-def one_run(submissions: int, latency_ms: float) -> Dict[str, float]:
+
+def one_run(submissions: int, latency_ms: float, places: int) -> Dict[str, float]:
     """One batch's figures (bench.throughput's JSON)."""
     done = subprocess.run([
         sys.executable, '-m', 'bench.throughput', '--mode', 'tiny', '--submissions',
         str(submissions), '--claim-samples', '0', '--backend-latency',
-        str(latency_ms), '--json'
+        str(latency_ms), '--places',
+        str(places), '--json'
     ],
                           check=True,
                           stdout=subprocess.PIPE,
@@ -41,12 +48,16 @@ def main() -> None:
     parser.add_argument('--pairs', type=int, default=8)
     parser.add_argument('--latency', type=float, default=20, metavar='MS')
     parser.add_argument('--submissions', type=int, default=100)
+    parser.add_argument('--places',
+                        type=int,
+                        default=DEFAULT_RUNNER_CONFIG['max_concurrent_jobs'],
+                        metavar='N')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
     args = parser.parse_args()
     pairs: List[Dict[str, Dict[str, float]]] = []
     for index in range(args.pairs):
-        near = one_run(args.submissions, 0)
-        far = one_run(args.submissions, args.latency)
+        near = one_run(args.submissions, 0, args.places)
+        far = one_run(args.submissions, args.latency, args.places)
         pairs.append({'near': near, 'far': far})
         if not args.json:
             print(f'pair {index + 1}: near {near["wall_sec"]:.3f} s '
@@ -59,6 +70,7 @@ def main() -> None:
             json.dumps(
                 {
                     'latency_ms': args.latency,
+                    'places': args.places,
                     'pairs': pairs,
                     'ratio_median': statistics.median(ratios),
                     'near_efficiency_median': statistics.median(efficiencies),

@@ -2,16 +2,16 @@
 
     python -m bench.throughput [--submissions 120] [--claim-samples 10] [--json]
                                [--plots DIR] [--mode distinct|tiny]
-                               [--backend-latency MS]
+                               [--backend-latency MS] [--places N]
 
 1. Starts a `LocalBackend` (its default runner config: heartbeat 15 s, poll
-   interval 3 s, 8 jobs at once) and one `python main.py` with long-poll on
-   (LONG_POLL_SEC=25), judging in real Docker sandboxes, warmed with a job
-   of each language and then bursts of twice its capacity (its sandboxes
-   started, as many as a busy runner keeps; in the tiny mode over its
-   problems too, so that their testdata is cached, as at an exam's end),
-   from sources the batch does not use (its builds are not in the compile
-   cache).
+   interval 3 s, 8 jobs at once, or `--places`) and one `python main.py`
+   with long-poll on (LONG_POLL_SEC=25), judging in real Docker sandboxes,
+   warmed with a job of each language and then bursts of twice its
+   capacity (its sandboxes started, as many as a busy runner keeps; in the
+   tiny mode over its problems too, so that their testdata is cached, as at
+   an exam's end), from sources the batch does not use (its builds are not
+   in the compile cache).
 2. Claim latency with long-poll: on an idle runner, the time from a submit to
    its claim, as the backend's event log records both.
 3. A batch: N submissions at once, mixed C, C++ and Python, six cases each,
@@ -39,7 +39,11 @@
    sandboxes; and the sandbox containers the runner made during the batch,
    by cause. With
    `--backend-latency MS` every call to the backend waits MS first (a
-   backend that far away).
+   backend that far away). A job holds its place for the three round trips
+   the protocol fixes (its claim, its downloads, its report) besides its
+   judging: with a far backend the places, not the cores, set the wall,
+   and `--places N` (the backend's `max_concurrent_jobs`) shows what more
+   of them give.
 4. Stops that runner (SIGTERM), starts another with long-poll off
    (LONG_POLL_SEC=0) and measures the claim latency again.
 
@@ -68,6 +72,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import requests
 
 from localbackend import LocalBackend, Problem
+from localbackend.settings import DEFAULT_RUNNER_CONFIG
 from sandbox.languages import Language
 from tests.process.runner_process import RunnerProcess
 
@@ -531,6 +536,12 @@ def main() -> None:
                         default=0,
                         metavar='MS',
                         help='every backend call waits this long first (from the batch on)')
+    parser.add_argument('--places',
+                        type=int,
+                        default=DEFAULT_RUNNER_CONFIG['max_concurrent_jobs'],
+                        metavar='N',
+                        help='the jobs the backend lets the runner hold at once (its '
+                        'max_concurrent_jobs)')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object')
     parser.add_argument('--plots', type=pathlib.Path, help='write PNG figures into this folder')
     args = parser.parse_args()
@@ -544,7 +555,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # One backend per runner, so that each phase starts from an empty
         # queue and an event log of its own.
-        with LocalBackend() as backend:
+        with LocalBackend(runner_config={
+                **DEFAULT_RUNNER_CONFIG, 'max_concurrent_jobs': args.places
+        }) as backend:
             config = backend.settings.runner_config
             poll_interval = float(config['poll_interval_sec'])
             capacity = min(int(config['max_concurrent_jobs']), args.max_containers or 8)
