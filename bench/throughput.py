@@ -560,7 +560,7 @@ def main() -> None:
         }) as backend:
             config = backend.settings.runner_config
             poll_interval = float(config['poll_interval_sec'])
-            capacity = min(int(config['max_concurrent_jobs']), args.max_containers or 8)
+            capacity = int(config['max_concurrent_jobs'])  # the jobs it holds at once
             print(
                 f'host: {os.cpu_count()} CPUs; backend config: {dict(config)}; '
                 f'MAX_CONTAINER_NUMBER={env.get("MAX_CONTAINER_NUMBER", "8 (default)")}',

@@ -159,9 +159,19 @@ def connected(sock: socket.socket) -> bool:
         return False
 
 
+# Connections the kernel completes before the accept loop takes them. A
+# runner opens many at once when a batch comes (one for each of its threads
+# that call the backend, about two per job it may hold): over the backlog
+# (5 in socketserver) an attempt is dropped and the runner's kernel sends it
+# again only a second later. A claim so came 0.85 s late, and its batch's
+# wall grew by as much (3 batches in about 60 with 12 places).
+LISTEN_BACKLOG = 128
+
+
 class _HttpServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
     backend: 'BackendServer'
 
     def __init__(self, address, backend: 'BackendServer'):

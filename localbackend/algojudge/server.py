@@ -15,7 +15,7 @@ import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from localbackend.algojudge.store import ApiError, Runner, Store
-from localbackend.server import connected
+from localbackend.server import LISTEN_BACKLOG, connected
 
 log = logging.getLogger('localbackend.algojudge')
 
@@ -242,6 +242,7 @@ def _multipart(content_type: str, raw: bytes) -> Dict[str, Tuple[bytes, Optional
 class AlgoJudgeServer(http.server.ThreadingHTTPServer):
     """`url` is what a runner's BACKEND_URL is (it includes /api/v1)."""
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG  # a runner's burst of connections (localbackend/server.py)
 
     def __init__(self,
                  store: Store,

@@ -10,6 +10,7 @@ import zipfile
 import pytest
 import requests
 
+from localbackend import LocalBackend
 from localbackend.runner_api import clamp_wait
 from tests.localbackend.helpers import (REG, SANDBOX, TIMEOUT, HttpRunner, body_for, case,
                                         start_backend)
@@ -231,6 +232,23 @@ def test_long_poll_is_released_when_the_backend_stops():
     assert not thread.is_alive() and answers[0] in (204, 'dropped')
     # The held call itself ended too, not only the client's connection.
     backend.events.wait_for('claim', outcome='no_job', timeout=TIMEOUT)
+
+
+def test_a_burst_of_connections_is_taken_even_before_any_is_accepted():
+    # A runner opens many connections at once when a batch comes; over the
+    # listen backlog the kernel drops the attempts, which come again only a
+    # second later (protocol §2). Not started: nothing accepts meanwhile.
+    backend = LocalBackend()
+    sockets = []
+    try:
+        for _ in range(64):
+            sock = socket.create_connection(backend._server.address, timeout=TIMEOUT)
+            sockets.append(sock)
+    finally:
+        for sock in sockets:
+            sock.close()
+        backend.stop()
+    assert len(sockets) == 64
 
 
 def test_answers_are_not_held_back_by_nagle(backend, runner):

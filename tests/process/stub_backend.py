@@ -41,6 +41,13 @@ def zip_of(files: Dict[str, bytes]) -> bytes:
     return data.getvalue()
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    # A runner opens many connections at once: over the listen backlog (5 by
+    # default) an attempt waits a second for the kernel to send it again.
+    request_queue_size = 128
+
+
 class StubBackend:
 
     def __init__(self):
@@ -74,8 +81,7 @@ class StubBackend:
             def log_message(self, *args):
                 pass
 
-        self._server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), RequestHandler)
-        self._server.daemon_threads = True
+        self._server = _Server(('127.0.0.1', 0), RequestHandler)
         self.url = f'http://127.0.0.1:{self._server.server_address[1]}'
 
     def route(self, method: str, pattern: str, handler: Handler) -> None:
