@@ -551,13 +551,12 @@ def main() -> None:
     if args.max_containers is not None:
         env['MAX_CONTAINER_NUMBER'] = str(args.max_containers)
     rng = random.Random(1)
+    runner_config = {**DEFAULT_RUNNER_CONFIG, 'max_concurrent_jobs': args.places}
 
     with tempfile.TemporaryDirectory() as tmp:
         # One backend per runner, so that each phase starts from an empty
         # queue and an event log of its own.
-        with LocalBackend(runner_config={
-                **DEFAULT_RUNNER_CONFIG, 'max_concurrent_jobs': args.places
-        }) as backend:
+        with LocalBackend(runner_config=runner_config) as backend:
             config = backend.settings.runner_config
             poll_interval = float(config['poll_interval_sec'])
             capacity = int(config['max_concurrent_jobs'])  # the jobs it holds at once
@@ -584,7 +583,7 @@ def main() -> None:
 
         without_long_poll: Tuple[List[float], List[float]] = ([], [])
         if args.claim_samples:
-            with LocalBackend() as backend:
+            with LocalBackend(runner_config=runner_config) as backend:
                 runner, rid = start_warm_runner(backend, os.path.join(tmp, 'polling'), 0, env,
                                                 capacity)
                 try:

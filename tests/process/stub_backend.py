@@ -11,6 +11,8 @@ import threading
 import zipfile
 from typing import Callable, Dict, List, Optional, Tuple
 
+from localbackend.server import LISTEN_BACKLOG
+
 Reply = Tuple[int, bytes]
 Handler = Callable[['Call'], Reply]
 
@@ -43,9 +45,7 @@ def zip_of(files: Dict[str, bytes]) -> bytes:
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
-    # A runner opens many connections at once: over the listen backlog (5 by
-    # default) an attempt waits a second for the kernel to send it again.
-    request_queue_size = 128
+    request_queue_size = LISTEN_BACKLOG  # a runner's burst of connections (localbackend/server.py)
 
 
 class StubBackend:
