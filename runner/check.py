@@ -232,7 +232,7 @@ def _backend_checks(settings: Settings):
                     'set SANDBOX_TOKEN: every testdata download needs it')
         return
     yield Waiting(f'asking the testdata channel for problem {TOKEN_PROBE_PROBLEM}\'s checksum')
-    refusal = client.sandbox_token_refusal()
+    refusal = client.with_identity(registration.identity).sandbox_token_refusal()
     if refusal is None:
         yield Check('testdata token', True, 'SANDBOX_TOKEN accepted')
     else:

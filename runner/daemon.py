@@ -41,6 +41,7 @@ from runner.backend.noj.registration import RegistrationRefused, register
 from runner.backend.noj.reports import AbortReport, CompleteReport
 from runner.backend.noj.result_sender import ResultSender
 from runner.status_server import StatusServer
+from runner.waiting import interrupt_on
 from runner.version import VERSION
 from sandbox.docker_sandbox import COMPILE_MEMORY_KB, DockerSandbox, ImageMismatch, MiB
 from sandbox.languages import Language
@@ -343,6 +344,7 @@ class Daemon:
         """None when a stop came first (even while the request was out)."""
         s = self._settings
         client = BackendClient(s.backend_url, sandbox_token=s.sandbox_token)
+        interrupt_on(self._stop, client, 'registration-stop')
         log.info('registering with %s as %r', s.backend_url, s.runner_name)
         registration = register(client, s.registration_token, s.runner_name, self._stop)
         if registration is None or self._stop.is_set():

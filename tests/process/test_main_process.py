@@ -75,6 +75,27 @@ def test_sigterm_during_registration_exits_0_and_claims_nothing(backend, start_r
     assert backend.matching('GET', r'next-job') == []
 
 
+def test_sigterm_while_the_registration_waits_for_its_answer_exits_0_at_once(backend, start_runner):
+    # A backend that took the request and does not answer: the stop cuts the
+    # request short instead of waiting out its 30 s read timeout.
+    asked, release = threading.Event(), threading.Event()
+
+    def held(call):
+        asked.set()
+        release.wait(60)
+        return reply(503)
+
+    backend.route('POST', r'^/runners/register$', held)
+    runner = start_runner(backend.url)
+    try:
+        assert asked.wait(60), runner.log()
+        runner.signal()
+        assert runner.wait(20) == 0, runner.log()
+    finally:
+        release.set()
+    assert backend.matching('GET', r'next-job') == []
+
+
 @pytest.mark.parametrize('env, setting', [
     ({
         'RUNNER_REGISTRATION_TOKEN': ''

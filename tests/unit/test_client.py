@@ -218,7 +218,8 @@ def test_register_non_json_body(mock):
 ])
 def test_heartbeat_statuses(mock, client, status, outcome):
     mock.post(f'{BASE}/runners/{RN}/heartbeat', status=status)
-    assert client.heartbeat(['jb_1', 'jb_2']).outcome is outcome
+    answer = client.heartbeat(['jb_1', 'jb_2'])
+    assert (answer.outcome, answer.answered) == (outcome, True)
     request = mock.calls[0].request
     assert json.loads(request.body) == {'active_job_ids': ['jb_1', 'jb_2']}
     assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
@@ -228,7 +229,7 @@ def test_heartbeat_statuses(mock, client, status, outcome):
 def test_heartbeat_connection_error_is_failed(mock, client):
     mock.post(f'{BASE}/runners/{RN}/heartbeat', body=requests.ConnectTimeout('slow'))
     answer = client.heartbeat([])
-    assert answer.outcome is Outcome.FAILED
+    assert (answer.outcome, answer.answered) == (Outcome.FAILED, False)
     assert 'ConnectTimeout' in answer.detail
 
 
@@ -460,12 +461,14 @@ def test_reports_connection_error_is_failed(mock, client, call):
 # -- testdata and code ------------------------------------------------------
 
 
-def test_checksum(mock, client):
+def test_checksum_carries_the_sandbox_token_and_the_runner_token(mock, client):
+    # Protocol §2: every call but register carries the runner's token; a
+    # backend that checks it on the testdata channel must find it there.
     mock.get(f'{BASE}/problem/7/checksum', status=200, json={'data': 'abc123'})
     assert client.testdata_checksum(7) == 'abc123'
     request = mock.calls[0].request
     assert request.url.endswith(f'?token={SANDBOX_TOKEN}')
-    assert 'Authorization' not in request.headers
+    assert request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
 
 
 @pytest.mark.parametrize('status, error', [(401, TokenRefused), (403, TokenRefused),
@@ -490,6 +493,7 @@ def test_download_testdata_writes_the_file(mock, client, tmp_path):
     size = client.download_testdata(7, dest, max_bytes=100, deadline_sec=10, stop=threading.Event())
     assert (size, dest.read_bytes()) == (8, b'zipbytes')
     assert mock.calls[0].request.url.endswith(f'?token={SANDBOX_TOKEN}')
+    assert mock.calls[0].request.headers['Authorization'] == f'Bearer {RUNNER_TOKEN}'
 
 
 @pytest.mark.parametrize('status, error', [(401, TokenRefused), (403, TokenRefused),

@@ -1,5 +1,7 @@
 import threading
 
+import pytest
+
 from runner.active_jobs import ActiveJobs
 from runner.backend.noj.client import Answer, Outcome
 from runner.backend.noj.heartbeat import Heartbeat
@@ -8,6 +10,7 @@ from tests.unit.fakes import FakeTime
 OK = Answer(Outcome.ACCEPTED, 'HTTP 204')
 REFUSED = Answer(Outcome.UNAUTHORIZED, 'HTTP 401')
 FAILED = Answer(Outcome.FAILED, 'HTTP 503')
+UNANSWERED = Answer(Outcome.FAILED, 'ConnectTimeout', answered=False)
 JOIN_GUARD_SEC = 60  # only guards against a hang; nothing asserts on time
 
 
@@ -94,11 +97,18 @@ def test_two_consecutive_401_lose_the_identity():
 
 
 def test_any_other_answer_resets_the_401_count():
-    client, _, lost = run(
-        [REFUSED, OK, REFUSED, FAILED, REFUSED,
-         RuntimeError('boom'), REFUSED, OK])
+    client, _, lost = run([REFUSED, OK, REFUSED, FAILED, REFUSED, OK])
     assert lost == []
-    assert len(client.sent) == 8
+    assert len(client.sent) == 6
+
+
+@pytest.mark.parametrize('between', [UNANSWERED, RuntimeError('boom')])
+def test_no_answer_between_two_401_does_not_reset_the_count(between):
+    # Protocol §2: any other *answer* resets it; a network failure (or a
+    # local error) says nothing about the identity.
+    client, _, lost = run([REFUSED, between, REFUSED, OK])
+    assert lost == [True]
+    assert len(client.sent) == 3
 
 
 def test_failures_do_not_stop_the_beat():

@@ -9,9 +9,11 @@ import threading
 import pytest
 
 from runner.backend.noj.client import BackendClient, UnexpectedStatus
+from runner.backend.noj.inbound import RunnerIdentity
 from runner.logs import about_job, configure_logging, set_runner_id
 
 SIGNATURE = 'sig-secret'
+RUNNER_TOKEN = 'rk-secret'
 SANDBOX_TOKEN = 'sandbox-secret'
 
 
@@ -101,7 +103,8 @@ def test_no_secret_in_debug_logs_over_real_http(captured):
     try:
         configure_logging('DEBUG', 'text', captured)
         base = f'http://127.0.0.1:{server.server_address[1]}'
-        real = BackendClient(base, sandbox_token=SANDBOX_TOKEN)
+        real = BackendClient(base, sandbox_token=SANDBOX_TOKEN).with_identity(
+            RunnerIdentity('rn_1', RUNNER_TOKEN))
         with pytest.raises(UnexpectedStatus):
             real.download_code(f'{base}/code.zip?sig={SIGNATURE}',
                                max_bytes=10,
@@ -114,3 +117,4 @@ def test_no_secret_in_debug_logs_over_real_http(captured):
         server.server_close()
     assert SIGNATURE not in captured.getvalue()
     assert SANDBOX_TOKEN not in captured.getvalue()
+    assert RUNNER_TOKEN not in captured.getvalue()

@@ -58,6 +58,7 @@ class Outcome(enum.Enum):
 class Answer:
     outcome: Outcome
     detail: str  # for logs: 'HTTP 503', 'ConnectTimeout'
+    answered: bool = True  # False: no answer came at all (FAILED)
 
 
 _REPORT_OUTCOMES: Mapping[int, Outcome] = {
@@ -121,8 +122,9 @@ class ProtocolError(BackendError):
 class BackendClient:
     """Thread-safe: each thread gets its own HTTP session.
 
-    `identity` is required by the runner calls (heartbeat, next-job,
-    complete, abort); `with_identity` returns a client that carries it.
+    `identity` is required by every call but register and the code download
+    (heartbeat, next-job, complete, abort, and the testdata calls, which carry
+    SANDBOX_TOKEN besides); `with_identity` returns a client that carries it.
     """
 
     def __init__(self,
@@ -209,8 +211,7 @@ class BackendClient:
     def testdata_checksum(self, problem_id: int) -> str:
         path = f'/problem/{int(problem_id)}/checksum'
         what = f'GET {path}'
-        with self._request('GET', path, what, auth=False, params={'token':
-                                                                  self._sandbox_token}) as response:
+        with self._request('GET', path, what, params={'token': self._sandbox_token}) as response:
             self._expect_testdata(response, what)
             return self._parse(parse_checksum, self._read_json(response, what), what)
 
@@ -231,8 +232,7 @@ class BackendClient:
         """Writes the testdata zip to `dest`; returns its size."""
         path = f'/problem/{int(problem_id)}/testdata'
         what = f'GET {path}'
-        with self._request('GET', path, what, auth=False, params={'token':
-                                                                  self._sandbox_token}) as response:
+        with self._request('GET', path, what, params={'token': self._sandbox_token}) as response:
             self._expect_testdata(response, what)
             with open(dest, 'wb') as out:
                 size = 0
@@ -313,7 +313,7 @@ class BackendClient:
                 return Answer(_outcome(response.status_code, table),
                               _status_text(response.status_code))
         except TransportError as exc:
-            return Answer(Outcome.FAILED, str(exc))
+            return Answer(Outcome.FAILED, str(exc), answered=False)
 
     @classmethod
     def _expect_testdata(cls, response: requests.Response, what: str) -> None:

@@ -2,7 +2,7 @@
 import logging
 import threading
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 from runner import metrics
 from runner.active_jobs import ActiveJobs
@@ -60,28 +60,31 @@ class Heartbeat(LoopThread):
         while not self._stop.is_set():
             if self._wait(self._stop, next_beat - self._clock()):
                 return
-            if self._beat():
+            refused = self._beat()
+            if refused:
                 unauthorized += 1
                 log.error('heartbeat refused (401), %d in a row', unauthorized)
                 if unauthorized >= UNAUTHORIZED_LIMIT:
                     log.critical('the backend no longer knows this runner: identity lost')
                     self._on_identity_lost()
                     return
-            else:
+            elif refused is not None:
                 unauthorized = 0
             # The cadence is anchored to the schedule, not to when the call
             # returned, so a slow call does not push later beats back; a call
             # slower than a whole interval is followed by a beat at once.
             next_beat = max(next_beat + self._interval_sec, self._clock())
 
-    def _beat(self) -> bool:
-        """One beat; True when it was refused with 401 (anything else resets the count)."""
+    def _beat(self) -> Optional[bool]:
+        """One beat: True when it was refused with 401, False for any other
+        answer (which resets the count), None when no answer came (a network
+        failure says nothing about the identity: the count stays)."""
         try:
             answer = self._client.heartbeat(self._tracker.snapshot())
         except Exception:
             metrics.HEARTBEAT_FAILURES.inc()
             log.exception('heartbeat failed unexpectedly; next beat tries again')
-            return False
+            return None
         if answer.outcome is Outcome.ACCEPTED:
             log.debug('heartbeat accepted (%s)', answer.detail)
             with self._lock:
@@ -93,4 +96,4 @@ class Heartbeat(LoopThread):
             return True
         if answer.outcome is not Outcome.ACCEPTED:
             log.warning('heartbeat failed (%s); next beat tries again', answer.detail)
-        return False
+        return False if answer.answered else None
