@@ -227,12 +227,13 @@ def _backend_checks(settings: Settings):
     else:
         yield Check('registration token', True,
                     f'accepted (registered as {registration.identity.runner_id}, never used)')
+        client = client.with_identity(registration.identity)
     if not settings.sandbox_token:
         yield Check('testdata token', False, 'SANDBOX_TOKEN is not set',
                     'set SANDBOX_TOKEN: every testdata download needs it')
         return
     yield Waiting(f'asking the testdata channel for problem {TOKEN_PROBE_PROBLEM}\'s checksum')
-    refusal = client.with_identity(registration.identity).sandbox_token_refusal()
+    refusal = client.sandbox_token_refusal()
     if refusal is None:
         yield Check('testdata token', True, 'SANDBOX_TOKEN accepted')
     else:

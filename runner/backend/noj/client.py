@@ -122,9 +122,10 @@ class ProtocolError(BackendError):
 class BackendClient:
     """Thread-safe: each thread gets its own HTTP session.
 
-    `identity` is required by every call but register and the code download
-    (heartbeat, next-job, complete, abort, and the testdata calls, which carry
-    SANDBOX_TOKEN besides); `with_identity` returns a client that carries it.
+    `identity` is required by the runner calls (heartbeat, next-job,
+    complete, abort) and sent with the testdata calls when there is one
+    (which carry SANDBOX_TOKEN besides); `with_identity` returns a client
+    that carries it.
     """
 
     def __init__(self,
@@ -211,7 +212,7 @@ class BackendClient:
     def testdata_checksum(self, problem_id: int) -> str:
         path = f'/problem/{int(problem_id)}/checksum'
         what = f'GET {path}'
-        with self._request('GET', path, what, params={'token': self._sandbox_token}) as response:
+        with self._testdata_request(path, what) as response:
             self._expect_testdata(response, what)
             return self._parse(parse_checksum, self._read_json(response, what), what)
 
@@ -232,7 +233,7 @@ class BackendClient:
         """Writes the testdata zip to `dest`; returns its size."""
         path = f'/problem/{int(problem_id)}/testdata'
         what = f'GET {path}'
-        with self._request('GET', path, what, params={'token': self._sandbox_token}) as response:
+        with self._testdata_request(path, what) as response:
             self._expect_testdata(response, what)
             with open(dest, 'wb') as out:
                 size = 0
@@ -296,6 +297,15 @@ class BackendClient:
         except SEND_ERRORS as exc:
             # `from None`: requests' messages carry the full URL, query included.
             raise TransportError(f'{what}: {transport_kind(exc)}') from None
+
+    def _testdata_request(self, path: str, what: str) -> requests.Response:
+        # The runner's token too, once it has one (protocol §2); `--check`
+        # asks about SANDBOX_TOKEN even when the registration was refused.
+        return self._request('GET',
+                             path,
+                             what,
+                             auth=self._identity is not None,
+                             params={'token': self._sandbox_token})
 
     def _report(self,
                 method: str,
