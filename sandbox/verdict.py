@@ -3,6 +3,7 @@
 When several verdicts apply, the first of JE, TLE, MLE, OLE, RE wins, then WA
 or AC by comparison. JE is decided by the caller (the run did not happen).
 """
+import codecs
 import dataclasses
 import math
 from typing import Optional, Pattern, Tuple
@@ -97,8 +98,18 @@ def last_words_match(run: RunResponse, line: Optional[Pattern[bytes]]) -> bool:
 
 
 def report_text(data: bytes, limit: int) -> str:
-    """Output as reported: at most `limit` bytes, invalid UTF-8 replaced."""
-    return data[:limit].decode('utf-8', errors='replace')
+    """Output as reported: invalid UTF-8 replaced, at most `limit` bytes once
+    encoded, cut between characters. The sandbox sends at most `limit` bytes
+    of an output, so a character cut at that end is the cut's, not the
+    program's: it is left out, never reported as an invalid byte. A
+    replacement character takes three bytes where the invalid byte took one,
+    so the text is cut again once encoded."""
+    decoder = codecs.getincrementaldecoder('utf-8')(errors='replace')
+    text = decoder.decode(data[:limit], final=len(data) < limit)
+    encoded = text.encode('utf-8')
+    if len(encoded) > limit:
+        text = encoded[:limit].decode('utf-8', errors='ignore')
+    return text
 
 
 def case_result(run: RunResponse,

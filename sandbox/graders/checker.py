@@ -5,11 +5,14 @@ an interactor's shares.
 
 A checker is run as `checker INPUT OUTPUT ANSWER` with the testlib
 convention: exit 0 accepts, 1 is a wrong answer, 2 a presentation error
-(reported as WA), 3 says the checker itself failed (JE). Any other end, a
-crash (a Python checker's uncaught exception included), or a checker over
-its own limits is JE: the judge's failure, never the student's. Its first
-line of output (stderr, where testlib writes, else stdout) is the verdict's
-message.
+(reported as WA), 3 says the checker itself failed (JE). Any other end (a
+signal, another status) or a checker over its own limits is JE. A Python
+checker's uncaught exception ends it with status 1, as Python always
+does, so it is a wrong answer: the exit status is the contract (protocol
+§5), and a checker that stumbles on an output it did not expect (`int()`
+of a word, an `assert`) is judging that output, which is the student's.
+Its first line of output (stderr, where testlib writes, else stdout) is the
+verdict's message.
 
 A standard-io@1 checker (SIO2's convention, `CheckerConvention.SIO2`) always
 exits 0 and says its verdict on stdout: `OK` or `WRONG` on the first line,
@@ -32,6 +35,7 @@ from sandbox.protocol import Kind, RunRequest, RunResponse
 from sandbox.results import CaseResult, Status
 from sandbox.run_requests import CASE_DIR, ENV
 from sandbox.settings import SandboxSettings
+from sandbox.verdict import report_text
 
 INPUT, OUTPUT, ANSWER = (f'{CASE_FOLDER}/input', f'{CASE_FOLDER}/output', f'{CASE_FOLDER}/answer')
 # What of a checker's streams comes back (its message is the first line);
@@ -39,9 +43,10 @@ INPUT, OUTPUT, ANSWER = (f'{CASE_FOLDER}/input', f'{CASE_FOLDER}/output', f'{CAS
 # that echoes the output is not over a limit of its own for it).
 CHECKER_OUTPUT_BYTES = 64 * 1024
 MESSAGE_CHARS = 512
-# A Python checker that dies of an exception exits 1, which would read as a
-# wrong answer: it is run through this, which makes that its own failure
-# (exit 3) and says which exception it was.
+# A Python checker runs through this, which puts its uncaught exception's
+# name and text first in stderr, as the verdict's message, where Python
+# would put "Traceback (most recent call last):"; its status stays Python's
+# own, 1 (see the module's docstring).
 PYTHON_CHECKER = """import runpy, sys, traceback
 sys.argv = sys.argv[1:]
 try:
@@ -51,7 +56,7 @@ except SystemExit:
 except BaseException as exc:
     print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
     traceback.print_exc()
-    sys.exit(3)
+    sys.exit(1)
 """
 
 
@@ -155,15 +160,19 @@ def _failed_on_its_own(run: RunResponse, limits: CheckerLimits, role: str) -> Op
 def checked_result(program: CaseResult,
                    status: Status,
                    message: str,
+                   report_limit: int,
                    role: str = 'checker',
                    percent: int = 100) -> CaseResult:
     """The case as the checker (or the interactor) judged it: the program's
     own measurements and outputs, its stderr after the judging program's
-    message (first, so that a report shortened to fit keeps it), which is
-    also the case's note."""
+    message (first, so that a report shortened to fit keeps it; the two
+    within the report's limit for an output), which is also the case's
+    note."""
     if status is Status.JE:
         return CaseResult.judge_error(f'{role}: {message}')
-    stderr = f'{role}: {message}\n{program.stderr}' if message else program.stderr
+    stderr = program.stderr
+    if message:
+        stderr = report_text(f'{role}: {message}\n{stderr}'.encode(), report_limit)
     return dataclasses.replace(program, status=status, stderr=stderr, note=message, percent=percent)
 
 
@@ -234,4 +243,8 @@ class CheckerGrader(StandardGrader):
         if status is Status.JE and stops_for_the_job(message):
             # It would cost its limits again on every later case of the job.
             self.state.stop_problem_program(message)
-        return checked_result(program, status, message, percent=percent)
+        return checked_result(program,
+                              status,
+                              message,
+                              self._settings.report_limit,
+                              percent=percent)

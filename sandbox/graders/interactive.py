@@ -52,10 +52,11 @@ FIFOS = (TO_PROGRAM, FROM_PROGRAM, CLOCK)
 # testlib's interactors write a file for a later checker; none reads it.
 INTERACTOR_OUTPUT = '/dev/null'
 STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
-# A Python interactor's end of file on its stdin is the program's doing (it
-# ended early): a wrong answer (exit 1), not the interactor's failure. Any
-# other exception is its own failure (exit 3). (Its writes never fail: the
-# supervisor's relay drops them once the program has gone.)
+# A Python interactor's uncaught exception ends it with Python's status 1, a
+# wrong answer, as a checker's does (checker.py says why); its name and text
+# come first in stderr, as the verdict's message. An end of file on its
+# stdin is the program's doing (it ended early), and says so. (Its writes
+# never fail: the supervisor's relay drops them once the program has gone.)
 PYTHON_INTERACTOR = f"""import runpy, sys, traceback
 sys.argv = sys.argv[1:]
 try:
@@ -68,7 +69,7 @@ except SystemExit:
 except BaseException as exc:
     print(f"{{type(exc).__name__}}: {{exc}}", file=sys.stderr)
     traceback.print_exc()
-    sys.exit(3)
+    sys.exit(1)
 """
 
 
@@ -147,7 +148,7 @@ def interaction_result(program: RunResponse, limits: Limits, toolchain: Toolchai
     result = case_result(program, limits, toolchain, b'', report_limit)
     if result.status is not Status.AC:
         return result
-    return checked_result(result, status, message, ROLE)
+    return checked_result(result, status, message, report_limit, ROLE)
 
 
 def _died_of_a_closed_pipe(run: RunResponse, toolchain: Toolchain) -> bool:

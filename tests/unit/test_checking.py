@@ -10,6 +10,7 @@ from sandbox.results import CaseResult, Status
 from tests.unit.fakes import ended_run
 
 LIMITS = CheckerLimits(time_ms=1000, memory_kb=65536, output_bytes=1 << 20)
+REPORT_LIMIT = 8192
 ENDED = ended_run(stdout=b'', out_size=0)
 
 
@@ -71,22 +72,28 @@ def test_a_checker_that_ran_over_its_limits_never_accepts():
 
 def test_the_checkers_message_comes_before_the_programs_stderr():
     program = CaseResult(status=Status.WA, exec_time_ms=5, memory_kb=100, stderr='debug line')
-    judged = checked_result(program, Status.AC, '3 + 4 = 7')
+    judged = checked_result(program, Status.AC, '3 + 4 = 7', REPORT_LIMIT)
     assert judged == dataclasses.replace(program,
                                          status=Status.AC,
                                          stderr='checker: 3 + 4 = 7\ndebug line',
                                          note='3 + 4 = 7')
-    assert checked_result(program, Status.WA, '').stderr == 'debug line'
+    assert checked_result(program, Status.WA, '', REPORT_LIMIT).stderr == 'debug line'
+
+
+def test_the_checkers_message_and_the_programs_stderr_stay_within_the_report_limit():
+    program = CaseResult(status=Status.WA, stderr='é' * 10)  # 20 bytes, at the limit
+    judged = checked_result(program, Status.WA, 'wrong', 20)
+    assert judged.stderr == 'checker: wrong\néé'  # 19 bytes: a third é would make 21
 
 
 def test_a_checker_failure_is_a_judge_error_naming_it():
     program = CaseResult(status=Status.AC, stdout='42')
     assert checked_result(
-        program, Status.JE,
-        'the checker exited with 7') == CaseResult.judge_error('checker: the checker exited with 7')
+        program, Status.JE, 'the checker exited with 7',
+        REPORT_LIMIT) == CaseResult.judge_error('checker: the checker exited with 7')
 
 
-def test_a_python_checker_runs_through_the_wrapper_that_makes_a_crash_its_failure():
+def test_a_python_checker_runs_through_the_wrapper_that_names_its_exception():
     from sandbox.graders.checker import PYTHON_CHECKER, checker_request
     from sandbox.languages import Language
     request = checker_request(Language.PYTHON.toolchain, LIMITS)

@@ -6,7 +6,7 @@ import pytest
 from runner.backend.noj.outbound import case_object
 from sandbox.languages import Language
 from sandbox.results import Status
-from sandbox.verdict import Limits, case_result, status_of
+from sandbox.verdict import Limits, case_result, report_text, status_of
 from tests.unit.fakes import ended_run
 
 LIMITS = Limits(time_ms=1000, memory_kb=65536, output_bytes=1024)
@@ -73,8 +73,30 @@ def test_case_result_reports_signal_as_negative_exit_code_and_truncates_text():
                          b'',
                          report_limit=10)
     assert result.exit_code == -11
-    assert result.stdout == '\ufffd' * 10
+    assert result.stdout == '\ufffd' * 3  # 9 bytes: a fourth would make 12
     assert result.stderr == 'x' * 10
     report = case_object(result)
     assert set(report) == {'status', 'exitCode', 'execTime', 'memoryUsage', 'stdout', 'stderr'}
     assert report['execTime'] == 10 and report['memoryUsage'] == 2048
+
+
+@pytest.mark.parametrize(
+    'data, limit, expected',
+    [
+        (b'abc', 8, 'abc'),
+        (b'', 8, ''),
+        # The sandbox sent the first 8 bytes of more: the euro sign the cut
+        # went through is left out, not reported as an invalid byte.
+        ('€€€'.encode()[:8], 8, '€€'),
+        ('ab€'.encode(), 8, 'ab€'),
+        # Shorter than the limit: the program itself ended mid-character.
+        (b'ab\xe2\x82', 8, 'ab\ufffd'),
+        (b'\xff\xfe', 8, '\ufffd\ufffd'),
+        # Each invalid byte becomes three once replaced: still at most 8.
+        (b'\xff' * 8, 8, '\ufffd\ufffd'),
+        (b'a\xffbcdefg', 8, 'a\ufffdbcde'),
+    ])
+def test_report_text_is_at_most_the_limit_in_utf8_and_cut_between_characters(data, limit, expected):
+    text = report_text(data, limit)
+    assert text == expected
+    assert len(text.encode()) <= limit
