@@ -174,7 +174,7 @@ def _python_interactor(tmp_path, body: str, program_input: bytes = b''):
     'body, code',
     [
         ('import sys\nprint("?", flush=True)\nsys.exit(0)\n', 0),
-        ('print("?", flush=True)\nint("x")\n', 3),
+        ('print("?", flush=True)\nint("x")\n', 1),  # Python's own status: a wrong answer
         ('input()\n', 1),  # the program ended without a word: EOFError
         ('import sys\nsys.exit(1)\n', 1),
         ('import sys\nsys.exit(2)\n', 2),
@@ -184,3 +184,5 @@ def test_a_python_interactors_end(tmp_path, body, code):
     assert returncode == code, err
     if code == 1 and 'input' in body:
         assert STOPPED_TALKING in err
+    if 'int("x")' in body:
+        assert err.startswith('ValueError: invalid literal'), err  # the message
