@@ -20,7 +20,6 @@ DOCKER_SCHEMES = ('unix', 'tcp', 'http', 'https', 'ssh')
 # every registration.
 MAX_NAME_CHARS = 128
 MAX_CONTAINERS = 256
-MIN_REPORT_BODY_BYTES = 16 * 1024
 MAX_OUTPUT_BYTES = 1024**3
 LOG_LEVELS = ('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL')
 LOG_FORMATS = ('text', 'json')
@@ -305,7 +304,7 @@ class Settings:
     report_output_limit: int = _setting('REPORT_OUTPUT_LIMIT', str(SandboxSettings.report_limit),
                                         _positive_int, 'bytes per stream reported to the backend')
     report_body_limit: int = _setting(
-        'REPORT_BODY_LIMIT', str(512 * 1024), _bounded_int(MIN_REPORT_BODY_BYTES, 1 << 30),
+        'REPORT_BODY_LIMIT', str(512 * 1024), _bounded_int(1, 1 << 30),
         'bytes of a whole complete body; outputs are shortened to fit (proxies often stop at '
         '1 MiB)')
     log_level: str = _setting('LOG_LEVEL', 'INFO', _log_level,
