@@ -1064,10 +1064,25 @@ def test_an_integer_too_long_for_any_field_is_a_bad_claim_not_an_unread_body(moc
     assert claim.problem.startswith('problem_id')
 
 
-def test_a_problem_id_too_large_to_name_a_file_is_a_bad_claim(mock, client):
-    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, json=job_body(problem_id=10**30))
+@pytest.mark.parametrize('problem_id', [10**30, '1' + '0' * 30])
+def test_a_problem_id_too_large_to_name_a_file_is_a_bad_claim(mock, client, problem_id):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, json=job_body(problem_id=problem_id))
     claim = client.next_job()
     assert isinstance(claim, BadClaim) and claim.problem.startswith('problem_id')
+
+
+def test_a_problem_id_of_many_leading_zeros_is_its_number(mock, client):
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, json=job_body(problem_id='0' * 30 + '7'))
+    assert client.next_job().problem_id == 7
+
+
+def test_a_memory_limit_no_host_could_give_is_parsed_for_the_memory_check(mock, client):
+    # Not a bad payload (prep_failed): the poller hands it back as drain, for
+    # a runner that can give it (protocol §2, faults of the host).
+    body = job_body()
+    body['tasks'][0]['memoryLimit'] = 1024**3 * 1024  # a TiB
+    mock.get(f'{BASE}/runners/{RN}/next-job', status=200, json=body)
+    assert client.next_job().tasks[0].memory_limit_kb == 1024**4
 
 
 @pytest.mark.parametrize('config, heartbeat, poll', [

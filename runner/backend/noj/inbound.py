@@ -17,9 +17,12 @@ from sandbox.languages import Language
 # Job and runner ids end up in URL paths and folder names: only these
 # characters are usable, anything else could traverse either.
 _ID = re.compile(r'[A-Za-z0-9_-]{1,128}')
-_DECIMAL = re.compile(r'[0-9]{1,18}')
+_DECIMAL = re.compile(r'[0-9]{1,128}')
 
-MAX_MEMORY_LIMIT_KB = 64 * 1024 * 1024
+# Only a bound on the number: a limit this host cannot give is not a bad
+# payload but a job for another runner (the poller's memory check hands it
+# back as drain).
+MAX_MEMORY_LIMIT_KB = 2**50
 MAX_TIME_LIMIT_MS = 10 * 60 * 1000
 
 
@@ -203,8 +206,9 @@ def _problem_id(obj: Mapping[str, Any]) -> int:
             raise WireError(f'problem_id: expected an integer from 0 to {MAX_PROBLEM_ID}')
         return value
     if isinstance(value, str):
-        if not _DECIMAL.fullmatch(value):
-            raise WireError('problem_id: expected decimal digits')
+        if not _DECIMAL.fullmatch(value) or int(value) > MAX_PROBLEM_ID:
+            raise WireError(
+                f'problem_id: expected decimal digits of a number up to {MAX_PROBLEM_ID}')
         return int(value)
     raise WireError(f'problem_id: expected an integer or a string of digits, got {_kind(value)}')
 
