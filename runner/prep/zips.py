@@ -51,7 +51,7 @@ def extract_source(data: bytes, language: Language, source_dir: pathlib.Path,
     what = 'code zip'
     with _open(io.BytesIO(data), what) as archive:
         files = _checked_files(archive, what)
-        names = [info.filename for info, _ in files]
+        names = ['/'.join(parts) for _, parts in files]
         if names != [language.source_name]:
             shown = ', '.join(_show(name) for name in names[:5]) or 'nothing'
             more = ', ...' if len(names) > 5 else ''
@@ -164,6 +164,8 @@ def _checked_files(archive: zipfile.ZipFile,
         raise ZipRejected(f'{what}: more than {MAX_ENTRIES} entries')
     files = []
     for info in infos:
+        if info.is_dir() and not _parts(info.filename):
+            continue  # `./`, the archive's own root
         parts = _safe_parts(info.filename, what)
         if info.is_dir():
             continue
@@ -173,10 +175,15 @@ def _checked_files(archive: zipfile.ZipFile,
     return files
 
 
+def _parts(name: str) -> Tuple[str, ...]:
+    # `./main.py` is `main.py`, as some archivers write it.
+    return tuple(part for part in name.split('/') if part not in ('', '.'))
+
+
 def _safe_parts(name: str, what: str) -> Tuple[str, ...]:
-    parts = tuple(part for part in name.split('/') if part)
+    parts = _parts(name)
     unsafe = (not parts or name.startswith('/') or '\\' in name or '\x00' in name or ':' in parts[0]
-              or any(part in ('.', '..') for part in parts))
+              or '..' in parts)
     if unsafe:
         raise ZipRejected(f'{what}: unsafe path {_show(name)}')
     return parts

@@ -38,6 +38,13 @@ def test_directory_entries_are_ignored(src):
     assert tree(src) == ['main.py']
 
 
+def test_a_dot_folder_is_the_archives_own(src):
+    # As some archivers write them: `./` and `./main.py`.
+    data = make_zip([('./', b''), ('./main.py', b'print(1)')])
+    extract_source(data, Language.PYTHON, src, 1024)
+    assert tree(src) == ['main.py']
+
+
 @pytest.mark.parametrize('entries, message', [
     ([('main.cpp', b'x')], 'exactly one file main.c'),
     ([('Main.c', b'x')], 'exactly one file main.c'),
@@ -50,7 +57,8 @@ def test_directory_entries_are_ignored(src):
     ([('../main.c', b'x')], 'unsafe path'),
     ([('/main.c', b'x')], 'unsafe path'),
     ([('..\\main.c', b'x')], 'unsafe path'),
-    ([('./main.c', b'x')], 'unsafe path'),
+    ([('./main.c', b'x'), ('main.c', b'y')], 'exactly one file'),
+    ([('./../main.c', b'x')], 'unsafe path'),
     ([('C:/main.c', b'x')], 'unsafe path'),
     ([symlink('main.c', b'/etc/passwd')], 'symbolic link'),
 ])
