@@ -121,6 +121,18 @@ def test_claim_nothing_then_a_job_with_its_lease_read_off_the_servers_clock(clie
     assert claimed.lease_token not in repr(claimed)
 
 
+def test_the_lease_is_read_off_a_date_header_in_any_case(client, store, monkeypatch):
+    # HTTP header names are case-insensitive; some servers write `date:`.
+    from localbackend.algojudge import server as server_module
+    send_header = server_module._Handler.send_header
+    monkeypatch.setattr(server_module._Handler, 'send_header',
+                        lambda self, name, value: send_header(self, name.lower(), value))
+    approved(client, store)
+    store.add_job(b'zip', b'int main(){}', 'main.c', 'c11-gcc')
+    _, granted = client.claim(lease_sec=60, wait_sec=0)
+    assert granted is not None and 58 <= granted <= 61
+
+
 def test_a_held_claim_is_answered_when_work_comes(client, store):
     approved(client, store)
     got = []

@@ -16,7 +16,7 @@ import pathlib
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, MutableMapping, Optional, Sequence, Tuple
 
 import requests
 
@@ -193,7 +193,8 @@ class AlgoJudgeClient:
         body = {'leaseSeconds': lease_sec}
         if wait_sec > 0:
             body['waitSeconds'] = wait_sec
-        holder: Dict[str, Any] = {}
+        # Header names are case-insensitive: some servers write `date`.
+        holder: MutableMapping[str, str] = requests.structures.CaseInsensitiveDict()
         answer = self._call('POST',
                             '/runner/jobs/claim',
                             body,
@@ -314,7 +315,7 @@ class AlgoJudgeClient:
               anonymous: bool = False,
               ok: Iterable[int] = (200, ),
               read_timeout: float = READ_TIMEOUT_SEC,
-              headers_out: Optional[Dict[str, Any]] = None) -> Any:
+              headers_out: Optional[MutableMapping[str, str]] = None) -> Any:
         """The answer's JSON (None for an answer without a body)."""
         what = f'{method} {path}'
 
