@@ -665,6 +665,19 @@ def test_a_refusal_about_the_runner_itself_keeps_the_result(status, code):
     assert len(client.calls) == 2 and reporter.given_up == 0 and rejoin.take()
 
 
+def test_a_claim_refused_for_the_runner_again_and_again_backs_off():
+    # A server (or a proxy that strips Authorization) answering every claim
+    # 401: each refusal asks to join again, and the claims slow down instead
+    # of hammering it.
+    from runner.backend.algojudge.enrolment import Rejoin
+    clock, held, rejoin = Clock(), HeldJobs(), Rejoin()
+    client = Client(claim=[refused(401, 'unauthenticated')] * 4)
+    claimer = claimer_of(client, held, Preparer(None), clock, rejoin=rejoin)
+    delays = [claimer.claim_once() for _ in range(4)]
+    assert all(delay > 0 for delay in delays) and delays[-1] > delays[0]
+    assert rejoin.take()
+
+
 def test_a_revoked_runner_claims_no_more():
     from runner.backend.algojudge.enrolment import Rejoin
     clock, held = Clock(), HeldJobs()

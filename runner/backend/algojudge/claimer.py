@@ -300,7 +300,9 @@ class Claimer(LoopThread):
     def _refused(self, exc: Refused) -> float:
         if exc.standing:
             self._rejoin.ask(f'claiming: {exc}')
-            return 0  # the loop's top joins again first
+            # The loop's top joins again first, after a backoff: a server
+            # that refuses every claim, joined or not, is not hammered.
+            return self._backoff()
         if exc.transient:
             log.info('claiming: the server is away (%s)', exc)
             return max(self._backoff(), exc.problem.retry_after_sec or 0)
