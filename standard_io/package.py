@@ -46,8 +46,9 @@ def entry_name_ok(name: str) -> bool:
 
 
 def judging_order(names: Iterable[str], config: Config) -> Tuple[Test, ...]:
-    """The package's tests in judging order: by group, then by letters
-    (`a` to `z`, then `aa`), each with its files; NotJudgeable when a test
+    """The package's tests in judging order: by group, then by letters as
+    words are (`a`, `aa`, `b`: the contract's (group, letters), as the
+    reference orders them), each with its files; NotJudgeable when a test
     is in no declared group, a group has none, or an answer is missing."""
     inputs: Dict[Tuple[int, str], str] = {}
     answers: Dict[Tuple[int, str], str] = {}
@@ -70,7 +71,7 @@ def judging_order(names: Iterable[str], config: Config) -> Tuple[Test, ...]:
         raise NotJudgeable(f'package: {_show(answers[orphans[0]])} has no input')
     declared = {g.group for g in config.groups}
     found = []
-    for group, letters in sorted(inputs, key=lambda k: (k[0], len(k[1]), k[1])):
+    for group, letters in sorted(inputs):
         no = f'{group}{letters}'
         if group not in declared:
             raise NotJudgeable(f'package: test {no} is in group {group}, which config.yml does '

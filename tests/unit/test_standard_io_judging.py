@@ -37,7 +37,7 @@ def test_tests_come_in_group_then_letter_order():
     ]
     config = load(b'type: standard-io@1\nlimits: {timeMs: 1, memoryBytes: 1}\n'
                   b'groups: [{group: 2, points: 1}, {group: 12, points: 1}]')
-    assert [t.no for t in judging_order(names, config)] == ['2b', '2z', '2aa', '12a', '12ab']
+    assert [t.no for t in judging_order(names, config)] == ['2aa', '2b', '2z', '12a', '12ab']
 
 
 @pytest.mark.parametrize('names, says', [
