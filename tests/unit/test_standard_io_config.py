@@ -146,7 +146,7 @@ groups: [{group: 1, points: 10}]
     (b'type: standard-io@1\nlimits: {timeMs: 1, memoryBytes: 1}\n'
      b'groups: [{group: 1, points: 1, tests: 3}]', 'interactive'),
     (b'type: standard-io@1\nlimits: {timeMs: 1, memoryBytes: 1}\ngroups: [{group: 1, points: 1}]\n'
-     b'overrideLimits: {java8: {timeMs: 5}}', 'not a language'),
+     b'overrideLimits: {java8: {timeMs: -5}}', 'timeMs'),
     (b'type: standard-io@1\nlimits: {timeMs: 1, memoryBytes: 1}\ngroups: [{group: 1, points: 1}]\n'
      b'checker: {source: checker/c.cpp, language: cpp}\n'
      b'interactor: {source: interactor/i.cpp, language: cpp}', 'never both'),
@@ -216,3 +216,9 @@ def test_file_names_fit_their_family_case_insensitively():
     cpp = toolchain('cpp17-gcc')
     assert cpp.fits('Main.CPP') and cpp.fits('a.c++') and cpp.fits('x.cc')
     assert not cpp.fits('main.c') and not cpp.fits('main.cpp.txt')
+
+
+def test_limits_for_a_language_the_contract_does_not_name_apply_to_nothing_here():
+    config = load(b'type: standard-io@1\nlimits: {timeMs: 1000, memoryBytes: 1048576}\n'
+                  b'groups: [{group: 1, points: 1}]\noverrideLimits: {java8: {timeMs: 5000}}')
+    assert 'java8' in config.override_limits
