@@ -33,6 +33,10 @@ POLLER_SHARE_SEC = 5.0
 REPORT_RESERVE_FRACTION = 0.2
 REPORT_RESERVE_MAX_SEC = 60.0
 DISPATCHER_SHARE_SEC = 5.0
+# After the jobs that did not finish were given up: what a worker finishing a
+# step may hold the dispatcher's lock for (a wait of 0 took that for a job
+# still running, and a clean drain exited 3).
+GIVEN_UP_SETTLE_SEC = 1.0
 # How often a long wait of the drain says where it stands.
 PROGRESS_EVERY_SEC = 5.0
 
@@ -141,7 +145,7 @@ def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
     elif give_up_unfinished is not None:
         given_up = give_up_unfinished()
         log.warning('drain: %d started job(s) did not finish in time; handed back', given_up)
-        outcome.in_flight_finished = dispatcher.wait_in_flight(0)
+        outcome.in_flight_finished = dispatcher.wait_in_flight(GIVEN_UP_SETTLE_SEC)
     else:
         log.error('drain: started jobs did not finish in time; left to lease expiry')
 

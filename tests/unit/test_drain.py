@@ -255,3 +255,6 @@ def test_started_jobs_past_the_deadline_are_handed_back_when_the_protocol_can():
     assert given_up == [1]
     assert world.log.index('give up') < world.log.index('sender.stop')  # its releases flushed
     assert outcome.in_flight_finished and outcome.clean
+    # The look after the give-up may wait for the dispatcher's lock (a worker
+    # ending a step holds it a moment): with 0 it took that for a running job.
+    assert world.grants['wait_in_flight'] > 0
