@@ -787,6 +787,9 @@ struct denial {
 #define NR_PIDFD_GETFD 438
 #define NR_MOUNT_SETATTR 442
 #define NR_OPEN_TREE_ATTR 467
+#define NR_CACHESTAT 451
+#define NR_STATMOUNT 457
+#define NR_LISTMOUNT 458
 
 /* Refused to compiles and cases alike: reaching another process (ptrace,
  * pidfds), state that outlives a process (System V IPC, POSIX message
@@ -795,10 +798,12 @@ struct denial {
  * 228 MiB of events under a 64 MiB limit, seccomp filters and Landlock
  * rulesets of one's own, which held 1.5 MiB of data and can write the
  * host's audit log), a descriptor table or namespace of one's own
- * (unshare, setns and mounts: the container lets the supervisor make them),
- * the kernel's log, flushing the host's disks, and kernel interfaces no
- * judged program needs (io_uring, Linux AIO, whose event count is one for
- * the whole host, bpf, perf). */
+ * (unshare, setns and mounts: the container lets the supervisor make them,
+ * and statmount and listmount would show where the job's folder lies on the
+ * host), the kernel's log, flushing the host's disks, what the host's page
+ * cache holds (cachestat), and kernel interfaces no judged program needs
+ * (io_uring, Linux AIO, whose event count is one for the whole host, bpf,
+ * perf). */
 #define COMMON_DENIALS                                                                     \
     DENY(ptrace, EPERM), DENY(process_vm_readv, EPERM), DENY(process_vm_writev, EPERM),    \
         {NR_PIDFD_OPEN, EPERM}, {NR_PIDFD_GETFD, EPERM}, DENY(pidfd_send_signal, EPERM),  \
@@ -815,7 +820,8 @@ struct denial {
         DENY(pivot_root, EPERM), DENY(chroot, EPERM), {NR_OPEN_TREE, EPERM},               \
         {NR_MOVE_MOUNT, EPERM}, {NR_FSOPEN, EPERM}, {NR_FSCONFIG, EPERM},                  \
         {NR_FSMOUNT, EPERM}, {NR_FSPICK, EPERM}, {NR_MOUNT_SETATTR, EPERM},                \
-        {NR_OPEN_TREE_ATTR, EPERM}, DENY(name_to_handle_at, EPERM),                        \
+        {NR_OPEN_TREE_ATTR, EPERM}, {NR_STATMOUNT, EPERM}, {NR_LISTMOUNT, EPERM},          \
+        {NR_CACHESTAT, EPERM}, DENY(name_to_handle_at, EPERM),                               \
         DENY(open_by_handle_at, EPERM), DENY(syslog, EPERM), DENY(quotactl, EPERM),        \
         DENY(sethostname, EPERM), DENY(setdomainname, EPERM), DENY(sync, EPERM),           \
         DENY(syncfs, EPERM), DENY(setxattr, EPERM), DENY(lsetxattr, EPERM),               \
@@ -884,10 +890,17 @@ static const struct denial case_denials[] = {
 /* fcntl commands a case may not use: a pipe keeps its default 64 KiB (no
  * place to keep memory), and record locks, which a process may take by the
  * million on one file and read back through a second descriptor (OFD
- * locks), hold memory out of sight too. */
+ * locks), hold memory out of sight too. Nor may it be told of what others
+ * do to a file: a directory notice (F_NOTIFY, with the signal F_SETSIG
+ * names) on a folder of the image, whose copy in memory every container
+ * shares, fires when a run of another job reads a file in it, a live
+ * channel between jobs and between the cases of one job (it carried a
+ * TLE's answer to its rerun); a lease (F_SETLEASE) when one opens it; and
+ * a descriptor's owner (F_SETOWN) is where such signals go. */
 static const struct denial case_fcntl_denials[] = {
-    {F_SETPIPE_SZ, EPERM}, {F_SETLK, ENOLCK},      {F_SETLKW, ENOLCK},
-    {F_OFD_SETLK, ENOLCK}, {F_OFD_SETLKW, ENOLCK},
+    {F_SETPIPE_SZ, EPERM}, {F_SETLK, ENOLCK},     {F_SETLKW, ENOLCK}, {F_OFD_SETLK, ENOLCK},
+    {F_OFD_SETLKW, ENOLCK}, {F_NOTIFY, EPERM},    {F_SETSIG, EPERM},  {F_SETLEASE, EPERM},
+    {F_SETOWN, EPERM},      {F_SETOWN_EX, EPERM},
 };
 #define N_FCNTL_DENIALS (sizeof case_fcntl_denials / sizeof *case_fcntl_denials)
 
