@@ -24,6 +24,12 @@ A job's plain cases do better than wait: they follow the run under way in
 its lane (`_Lane`), sent to its container before it has ended, so that the
 supervisor starts each as soon as it has answered the one before, on the
 same core, without waiting for the runner in between.
+
+A run made `alone` (a TLE's rerun) holds every core: no other run is under
+way beside it, so none slows it down (a neighbour's memory traffic made a
+fair program's time two thirds longer, on the first run and on a rerun
+beside it alike) and none is alive to pass it anything (a case of its own
+job, still running, once relayed the answer to its rerun).
 """
 import contextlib
 import dataclasses
@@ -128,6 +134,9 @@ class RunEngine:
         self._lanes: Dict[str, _Lane] = {}
         self._warned_landlock = False
         self._cancelled: Set[str] = set()  # job keys whose runs are not made any more
+        # One run alone at a time, and taken before any core: two that each
+        # held a core while waiting for the other's would wait forever.
+        self._alone = threading.Lock()
 
     def cancel(self, job_keys: Sequence[str]) -> None:
         """No run of these jobs starts from now on, and runs in progress are
@@ -183,10 +192,25 @@ class RunEngine:
             request: RunRequest,
             stdin: Optional[pathlib.Path],
             finish: Callable[[RunResponse, SandboxContainer], T],
-            files: Files = None) -> T:
+            files: Files = None,
+            alone: bool = False) -> T:
         """One run of `request` in a container of `want`, `finish`ed there (a
-        compile leaves its program in the container it ran in)."""
-        follows = want if request.kind is Kind.CASE and not request.fresh and not files else None
+        compile leaves its program in the container it ran in); `alone`: with
+        every core held (the module's docstring)."""
+        if alone:
+            with self._alone:
+                return self._run(want, request, stdin, finish, files, alone=True)
+        return self._run(want, request, stdin, finish, files)
+
+    def _run(self,
+             want: Want,
+             request: RunRequest,
+             stdin: Optional[pathlib.Path],
+             finish: Callable[[RunResponse, SandboxContainer], T],
+             files: Files,
+             alone: bool = False) -> T:
+        follows = None if alone else (
+            want if request.kind is Kind.CASE and not request.fresh and not files else None)
         lane = self._take_turn(want.job_key, follows)
         if lane is not None:
             try:
@@ -204,12 +228,24 @@ class RunEngine:
             raise
         with self._lock:
             self._running += 1
-        return self._in_lane(_Lane(want, container),
-                             request,
-                             stdin,
-                             files,
-                             finish,
-                             opens=follows is not None)
+        lane = _Lane(want, container)
+        others = 0
+        try:
+            if alone:
+                # Every other core, as the runs under way let go of them
+                # (each is bounded; none of them waits for this one).
+                for _ in range(self._core_count - 1):
+                    self._cores.acquire()
+                    others += 1
+            return self._in_lane(lane, request, stdin, files, finish, opens=follows is not None)
+        except BaseException:
+            if lane.runs:  # never made: its core, container and turn go back
+                self._answered(lane)
+                self._finished(lane)
+            raise
+        finally:
+            for _ in range(others):
+                self._cores.release()
 
     def _may_follow(self, lane: Optional['_Lane'], want: Want) -> bool:
         """Lock held. Whether a run of `want` may follow in `lane`, only asked

@@ -48,20 +48,26 @@ class StandardGrader(Grader):
             return case_result(run, limits, toolchain, expected, self._settings.report_limit,
                                self.state.job.judging.comparison)
 
-        def once(request: RunRequest = request) -> CaseResult:
-            return self._engine.run(self._program_want(), request, case.input_path, judged)
+        def once(request: RunRequest = request, alone: bool = False) -> CaseResult:
+            return self._engine.run(self._program_want(),
+                                    request,
+                                    case.input_path,
+                                    judged,
+                                    alone=alone)
 
         first = self._engine.retried(once, self._failed)
         if not runs or not worth_another_run(runs[-1], limits) or not self.state.take_rerun():
             return first, runs[-1] if runs else None
         # Once more, and the lower time counts: a loaded host only ever adds.
         # The rerun starts from fresh state (a run init of its own,
-        # supervisor.c): nothing the first run left reaches it.
+        # supervisor.c): nothing the first run left reaches it. It runs
+        # alone on the host: no neighbour slows it, and no run still under
+        # way (another case of the same program) can pass it the answer.
         log.info('TLE within %.1fx the limit (%d ms of %d ms): running the case once more',
                  limits.tle_margin, runs[-1].cpu_us // 1000, limits.time_ms)
         fresh = dataclasses.replace(request, fresh=True)
         try:
-            again = self._engine.retried(lambda: once(fresh), self._failed)
+            again = self._engine.retried(lambda: once(fresh, alone=True), self._failed)
         except HostFault:
             return first, runs[0]  # the first run was judged; the host's fault comes again
         if len(runs) < 2 or again.status is Status.JE:

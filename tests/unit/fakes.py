@@ -104,9 +104,12 @@ class ScriptedEngine(RunEngine):
         super().__init__(pool=None, cores=threading.BoundedSemaphore(1), max_pairs=1, core_count=1)
         self.answer = answer
         self.asked = []  # (job key, request)
+        self.alone = []  # the requests run alone
 
-    def run(self, want, request, stdin, finish, files=None):
+    def run(self, want, request, stdin, finish, files=None, alone=False):
         self.asked.append((want.job_key, request))
+        if alone:
+            self.alone.append(request)
         measured = self.answer(want, request)
         if isinstance(measured, BaseException):
             raise measured

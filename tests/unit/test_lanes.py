@@ -96,7 +96,7 @@ class Rig:
         self.engine = RunEngine(self.pool, self.cores, max_pairs=1, core_count=cores)
         self.outcomes = {}
 
-    def start(self, name, request=CASE_REQUEST, files=None):
+    def start(self, name, request=CASE_REQUEST, files=None, alone=False):
         """A run of job `name[0]`, named `name`, on a thread of its own."""
         outcome: 'queue.Queue[object]' = queue.Queue()
         self.outcomes[name] = outcome
@@ -104,8 +104,12 @@ class Rig:
         def one():
             try:
                 outcome.put(
-                    self.engine.run(Want(name[0], 'image', lambda container: None), request, name,
-                                    lambda run, container: container.name, files))
+                    self.engine.run(Want(name[0], 'image', lambda container: None),
+                                    request,
+                                    name,
+                                    lambda run, container: container.name,
+                                    files,
+                                    alone=alone))
             except Exception as exc:
                 outcome.put(exc)
 
@@ -289,3 +293,54 @@ def test_a_lane_takes_at_most_its_share_of_runs():
         run.end()
     one.sent(names[-1]).end()
     assert one.outcome(names[-1]) == 'c2'
+
+
+def test_a_run_alone_waits_for_every_run_under_way_and_none_starts_beside_it():
+    two = Rig(cores=2)
+    two.start('a1')
+    under_way = two.sent('a1')
+    two.start('b1', request=dataclasses.replace(CASE_REQUEST, fresh=True), alone=True)
+    two.nothing_sent()  # a core is free, but a1 still runs
+    under_way.end()
+    alone = two.sent('b1')
+    two.start('c1')
+    two.nothing_sent()  # a core of its own would be free, but b1 runs alone
+    alone.end()
+    assert two.outcome('b1') == alone.container.name
+    two.sent('c1').end()
+    assert two.outcome('c1') != alone.container.name
+
+
+class SecondCoreGated(Cores):
+    """Cores, but the named run's second core waits at a gate."""
+
+    def __init__(self, count, name):
+        super().__init__(count)
+        self.name, self.gate, self.seen = name, threading.Event(), 0
+
+    def acquire(self):
+        if threading.current_thread().name == self.name:
+            self.seen += 1
+            if self.seen == 2:
+                self.asked.put(self.name)
+                assert self.gate.wait(WAIT_SEC)
+                return self._slots.acquire()
+        super().acquire()
+
+
+def test_a_second_run_alone_asks_for_no_core_while_the_first_gathers_them():
+    # Their lock comes before any core: a second one that took a core while
+    # the first gathered every core would wait for ever, and so would it.
+    two = Rig(cores=2)
+    two.cores = SecondCoreGated(2, 'a1')
+    two.engine = RunEngine(two.pool, two.cores, max_pairs=1, core_count=2)
+    fresh = dataclasses.replace(CASE_REQUEST, fresh=True)
+    two.start('a1', request=fresh, alone=True)
+    assert [two.cores.asked.get(timeout=WAIT_SEC) for _ in range(2)] == ['a1', 'a1']
+    two.start('b1', request=fresh, alone=True)
+    with pytest.raises(queue.Empty):
+        pytest.fail(f'{two.cores.asked.get(timeout=QUIET_SEC)} asked for a core')
+    two.cores.gate.set()
+    two.sent('a1').end()
+    two.sent('b1').end()
+    assert [two.outcome('a1'), two.outcome('b1')] == ['c1', 'c2']

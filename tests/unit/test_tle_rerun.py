@@ -61,6 +61,19 @@ def test_the_rerun_asks_for_fresh_state_and_the_first_run_does_not(judge):
     assert [request.fresh for request in requests] == [False, True]
 
 
+def test_the_rerun_runs_alone_on_the_host_and_the_first_run_does_not(tmp_path):
+    # Alone: no neighbour slows it, and no run under way (another case of the
+    # same program) can pass it the answer (sandbox/engine.py).
+    runs = [ran(1200), ran(900)]
+    engine = ScriptedEngine(lambda want, request: runs.pop(0))
+    (tmp_path / 'in').write_bytes(b'1 2\n')
+    (tmp_path / 'out').write_bytes(b'3\n')
+    grader_of(StandardGrader, engine,
+              tmp_path).grade(CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
+    assert len(engine.asked) == 2
+    assert [request.fresh for request in engine.alone] == [True]
+
+
 def test_two_tles_within_the_margin_report_the_lower_time(judge):
     result, requests = judge(ran(1300), ran(1200))
     assert len(requests) == 2
