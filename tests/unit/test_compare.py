@@ -72,17 +72,27 @@ def test_a_long_common_prefix_then_a_difference():
 
 
 class CountedLines:
-    """Counts the line steps of a comparison (each is one find per side)."""
+    """Counts the steps of a comparison's lines (each a chunk of one side's
+    lines split and stripped at once)."""
 
     def __init__(self, monkeypatch):
         self.steps = 0
-        real = compare._line_end
+        real = compare._stripped_lines
 
-        def counted(data, start):
+        def counted(chunk):
             self.steps += 1
-            return real(data, start)
+            return real(chunk)
 
-        monkeypatch.setattr(compare, '_line_end', counted)
+        monkeypatch.setattr(compare, '_stripped_lines', counted)
+
+
+def test_a_million_lines_each_with_a_trailing_blank_take_a_few_steps(monkeypatch):
+    # Not one Python step per line (half a second for these): a chunk of
+    # lines at a time.
+    counted = CountedLines(monkeypatch)
+    assert outputs_match(b'1 \n' * 1_000_000, b'1\n' * 1_000_000)
+    assert not outputs_match(b'1 \n' * 999_999 + b'2\n', b'1\n' * 1_000_000)
+    assert counted.steps <= 2 * 2 * (3_000_000 // compare._LINE_CHUNK_BYTES + 2)
 
 
 def test_hostile_blank_lines_stop_at_the_first_difference(monkeypatch):
