@@ -29,7 +29,8 @@ A run made `alone` (a TLE's rerun) holds every core: no other run is under
 way beside it, so none slows it down (a neighbour's memory traffic made a
 fair program's time two thirds longer, on the first run and on a rerun
 beside it alike) and none is alive to pass it anything (a case of its own
-job, still running, once relayed the answer to its rerun).
+job, still running, once relayed the answer to its rerun). The engine's own
+work on containers (a spare started, one reset) may still go on beside it.
 """
 import contextlib
 import dataclasses
@@ -64,6 +65,9 @@ class Want:
 # Runs a lane takes in all: a job of many cases then lets the runs of other
 # jobs, waiting for a core, in between.
 MAX_LANE_RUNS = 8
+# A run alone gathering the cores looks this often whether its job was
+# cancelled (a semaphore's wait cannot be woken for it).
+CANCEL_LOOK_SEC = 0.1
 
 
 @dataclasses.dataclass(eq=False)
@@ -82,6 +86,7 @@ class _Lane:
     runs: int = 1  # runs sent to it (or about to be) not answered yet: they hold its core
     users: int = 1  # runs of it not finished yet: they hold its container and turn
     taken: int = 1  # runs it took in all
+    extra_cores: int = 0  # the other cores a run alone holds besides the lane's
 
 
 @dataclasses.dataclass(eq=False)
@@ -229,23 +234,26 @@ class RunEngine:
         with self._lock:
             self._running += 1
         lane = _Lane(want, container)
-        others = 0
         try:
             if alone:
-                # Every other core, as the runs under way let go of them
-                # (each is bounded; none of them waits for this one).
-                for _ in range(self._core_count - 1):
-                    self._cores.acquire()
-                    others += 1
+                self._gather_cores(lane)
             return self._in_lane(lane, request, stdin, files, finish, opens=follows is not None)
         except BaseException:
-            if lane.runs:  # never made: its core, container and turn go back
+            if lane.runs:  # never made: its cores, container and turn go back
                 self._answered(lane)
                 self._finished(lane)
             raise
-        finally:
-            for _ in range(others):
-                self._cores.release()
+
+    def _gather_cores(self, lane: '_Lane') -> None:
+        """Every other core for `lane`'s run alone, as the runs under way let
+        go of them (each is bounded; none of them waits for this one), held
+        until it is answered (`_answered`). A cancel of its job ends the wait:
+        each wait for a core looks again every CANCEL_LOOK_SEC."""
+        while lane.extra_cores < self._core_count - 1:
+            if self._cores.acquire(timeout=CANCEL_LOOK_SEC):
+                lane.extra_cores += 1
+            else:
+                self._check_cancelled([lane.want])
 
     def _may_follow(self, lane: Optional['_Lane'], want: Want) -> bool:
         """Lock held. Whether a run of `want` may follow in `lane`, only asked
@@ -309,7 +317,8 @@ class RunEngine:
 
     def _answered(self, lane: '_Lane') -> None:
         """A run of `lane` has its answer, or none: the last lets go of the
-        lane's core, and the lane takes no follower from then on."""
+        lane's core (and a run alone's other cores), and the lane takes no
+        follower from then on."""
         with self._lock:
             lane.runs -= 1
             if lane.runs:
@@ -317,7 +326,8 @@ class RunEngine:
             if self._lanes.get(lane.want.job_key) is lane:
                 del self._lanes[lane.want.job_key]
             self._running -= 1
-        self._cores.release()
+        for _ in range(1 + lane.extra_cores):
+            self._cores.release()
 
     def _finished(self, lane: '_Lane') -> None:
         """A run of `lane` is finished with its container: the last gives it

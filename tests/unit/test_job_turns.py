@@ -68,9 +68,9 @@ class Cores:
         self._slots = threading.BoundedSemaphore(count)
         self.asked: 'queue.Queue[str]' = queue.Queue()
 
-    def acquire(self):
+    def acquire(self, timeout=None):
         self.asked.put(threading.current_thread().name)
-        self._slots.acquire()
+        return self._slots.acquire(timeout=timeout)
 
     def release(self):
         self._slots.release()
@@ -83,12 +83,12 @@ class GatedCores(Cores):
         super().__init__(count)
         self.gated = {}
 
-    def acquire(self):
+    def acquire(self, timeout=None):
         self.asked.put(threading.current_thread().name)
         gate = self.gated.get(threading.current_thread().name)
         if gate is not None:
             assert gate.wait(WAIT_SEC)
-        self._slots.acquire()
+        return self._slots.acquire(timeout=timeout)
 
 
 class Engine:

@@ -318,14 +318,14 @@ class SecondCoreGated(Cores):
         super().__init__(count)
         self.name, self.gate, self.seen = name, threading.Event(), 0
 
-    def acquire(self):
+    def acquire(self, timeout=None):
         if threading.current_thread().name == self.name:
             self.seen += 1
             if self.seen == 2:
                 self.asked.put(self.name)
                 assert self.gate.wait(WAIT_SEC)
-                return self._slots.acquire()
-        super().acquire()
+                return self._slots.acquire(timeout=timeout)
+        return super().acquire(timeout)
 
 
 def test_a_second_run_alone_asks_for_no_core_while_the_first_gathers_them():
@@ -344,3 +344,48 @@ def test_a_second_run_alone_asks_for_no_core_while_the_first_gathers_them():
     two.sent('a1').end()
     two.sent('b1').end()
     assert [two.outcome('a1'), two.outcome('b1')] == ['c1', 'c2']
+
+
+def test_a_run_alone_cancelled_while_it_gathers_the_cores_ends_at_once():
+    two = Rig(cores=2)
+    two.start('x1')
+    under_way = two.sent('x1')  # another job's run, long
+    two.start('a9', request=dataclasses.replace(CASE_REQUEST, fresh=True), alone=True)
+    asked = [two.cores.asked.get(timeout=WAIT_SEC) for _ in range(3)]
+    assert asked == ['x1', 'a9', 'a9']  # a9 holds the other core and waits for x1's
+    two.engine.cancel(['a'])
+    assert isinstance(two.outcome('a9'), Cancelled)  # x1 still runs
+    under_way.end()
+    assert two.outcome('x1') == under_way.container.name
+
+
+def test_a_run_alone_lets_go_of_every_core_once_answered():
+    # Its output's comparison (finish) needs no core: on 3 cores, two runs
+    # start beside it meanwhile.
+    three = Rig(cores=3)
+    finishing, may_finish = threading.Event(), threading.Event()
+
+    def finish(run, container):
+        finishing.set()
+        assert may_finish.wait(WAIT_SEC)
+        return container.name
+
+    outcome: 'queue.Queue[object]' = queue.Queue()
+    threading.Thread(target=lambda: outcome.put(
+        three.engine.run(Want('a', 'image', lambda container: None),
+                         dataclasses.replace(CASE_REQUEST, fresh=True),
+                         'a9',
+                         finish,
+                         alone=True)),
+                     name='a9',
+                     daemon=True).start()
+    three.sent('a9').end()
+    assert finishing.wait(WAIT_SEC)
+    three.start('x1')
+    three.start('y1')
+    beside = [three.pool.sent.get(timeout=WAIT_SEC) for _ in range(2)]
+    assert {run.name for run in beside} == {'x1', 'y1'}
+    may_finish.set()
+    assert outcome.get(timeout=WAIT_SEC) == 'c1'
+    for run in beside:
+        run.end()
