@@ -30,17 +30,30 @@ def outputs_match(actual: bytes, expected: bytes) -> bool:
     # Lines before the first differing byte are equal: start at its line.
     start = actual.rfind(b'\n', 0, _common_prefix(actual, expected)) + 1
     ours, theirs = _Lines(actual, start), _Lines(expected, start)
+    _, differs = _equal_run(ours, theirs)
+    # Else one side has no lines left: the rest of the other must be blank.
+    return not differs and ours.blank_rest() and theirs.blank_rest()
+
+
+def _equal_run(ours, theirs) -> Tuple[int, bool]:
+    """Takes the two sides' items (lines, tokens: `peek` and `take`) in step
+    while they are equal, a slice at a time: (how many were equal, whether a
+    pair then differed, which is then the next item of each side), or a side
+    ran out."""
+    equal = 0
     while True:
         a, e = ours.peek(), theirs.peek()
         if not a or not e:
-            break
+            return equal, False
         n = min(len(a), len(e))
         if a[:n] != e[:n]:
-            return False
+            at = next(i for i in range(n) if a[i] != e[i])
+            ours.take(at)
+            theirs.take(at)
+            return equal + at, True
         ours.take(n)
         theirs.take(n)
-    # One side has no lines left: the rest of the other must be blank.
-    return ours.blank_rest() and theirs.blank_rest()
+        equal += n
 
 
 _LINE_CHUNK_BYTES = 256 * 1024
@@ -102,18 +115,9 @@ def compare_tokens(actual: bytes, expected: bytes) -> Tuple[bool, str]:
     if actual == expected:
         return True, ''
     ours, theirs = _Tokens(actual), _Tokens(expected)
-    seen = 0
-    while True:
-        a, e = ours.peek(), theirs.peek()
-        if not a or not e:
-            break
-        n = min(len(a), len(e))
-        if a[:n] != e[:n]:
-            at = next(i for i in range(n) if a[i] != e[i])
-            return False, f'token {seen + at + 1} differs: read {_show(a[at])}'
-        ours.take(n)
-        theirs.take(n)
-        seen += n
+    seen, differs = _equal_run(ours, theirs)
+    if differs:
+        return False, f'token {seen + 1} differs: read {_show(ours.peek()[0])}'
     a, e = ours.peek(), theirs.peek()
     if a:
         return False, f'expected {seen} tokens, read more: token {seen + 1} is {_show(a[0])}'
