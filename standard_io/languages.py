@@ -43,6 +43,9 @@ class Toolchain:
         return file_name.lower().endswith(FAMILY_EXTENSIONS[self.family])
 
 
+_PLAIN_ID = re.compile(r'[A-Za-z0-9._+-]{1,64}')
+
+
 def toolchain(language_id: object) -> Toolchain:
     """The toolchain of a submission's `props.language`; NotJudgeable for an
     id this runner does not evaluate."""
@@ -59,7 +62,9 @@ def toolchain(language_id: object) -> Toolchain:
             return Toolchain(wanted, family, language, flags)
     if wanted == 'python3':
         return Toolchain(wanted, 'python', Language.PYTHON, ())
-    raise NotJudgeable(f'this runner does not evaluate {_show(language_id)}')
+    # The contract's words, the id as it came when it reads as one.
+    shown = language_id if _PLAIN_ID.fullmatch(language_id) else _show(language_id)
+    raise NotJudgeable(f'this runner does not evaluate {shown}')
 
 
 def family_of(word: str) -> Optional[str]:

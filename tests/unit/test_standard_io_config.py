@@ -202,6 +202,12 @@ def test_the_languages_this_runner_evaluates():
             toolchain(other)
     with pytest.raises(NotJudgeable, match='props.language'):
         toolchain(None)
+    with pytest.raises(NotJudgeable) as refused:
+        toolchain('java8')
+    assert str(refused.value) == 'this runner does not evaluate java8'  # the contract's words
+    with pytest.raises(NotJudgeable) as refused:
+        toolchain('c11\nlog line')
+    assert str(refused.value) == "this runner does not evaluate 'c11\\nlog line'"
 
 
 def test_every_contract_id_has_a_family():
