@@ -189,8 +189,10 @@ class Builder:
             target.write_bytes(run.artifact)
             target.chmod(0o755)
             static_bytes = writable_bytes(run.artifact) or 0
+        _one_time(folder)
+        if toolchain.artifact:
             # The compile container serves cases too: give it the program.
-            container.add_job_file(target, toolchain.artifact)
+            container.add_job_file(folder / toolchain.artifact, toolchain.artifact)
         if key is not None:
             self._cache.put(key, Status.AC, message, run.artifact if toolchain.artifact else None,
                             static_bytes)
@@ -227,9 +229,22 @@ class Builder:
             target = folder / toolchain.artifact
             target.write_bytes(cached.program)
             target.chmod(0o755)
+        _one_time(folder)
         log.debug('compile cache hit: %s', cached.status.value)
         return Build(CompileResult(cached.status, cached.message), folder, language,
                      cached.static_bytes if cached.program is not None else 0)
+
+
+def _one_time(folder: pathlib.Path) -> None:
+    """Every file of a build given the same times, now, once its program is
+    there: a program compiled for its job is written a compile's time after
+    its source (and the compile read the source), one from the compile cache
+    at once, and a run reading its files' times would tell a rejudge, or a
+    classmate's identical file, from a first judging. (Their birth times
+    still tell it, to a run that asks for them; README.)"""
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            os.utime(path)
 
 
 def _copy_tree(src: pathlib.Path, dst: pathlib.Path) -> None:

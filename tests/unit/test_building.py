@@ -193,3 +193,31 @@ def test_a_waiter_takes_an_entry_filed_meanwhile_over_what_was_left(rig):
     first, second = two_at_once(engine, builder, tmp_path, meanwhile=filed_elsewhere)
     assert first.result.status is Status.CE and second.ok
     assert engine.compiles == 1
+
+
+@pytest.mark.parametrize('first', [True, False])
+def test_a_builds_files_have_the_same_times_compiled_or_from_the_cache(rig, first):
+    # A run reading its files' times must not tell a first judging (the
+    # program written a compile's time after its source, which the compile
+    # read) from a rejudge served by the cache (written at once).
+    import os
+    engine, builder, tmp_path = rig
+    engine.go.set()
+    builds = tmp_path / 'builds'
+    answer = engine.answer
+
+    def compile_taking_a_while(want, request, stdin, finish):
+        source = next(builds.rglob('main.c'))
+        os.utime(source, (1, 1))  # written, and read, long before the program
+        engine.compiles += 1
+        return finish(answer, Container())
+
+    engine.run = compile_taking_a_while
+    build(builder, tmp_path, 'one')
+    if not first:
+        assert build(builder, tmp_path, 'two').result.status is Status.AC
+        assert engine.compiles == 1  # from the cache
+    folder = builds / ('one' if first else 'two')
+    times = {(path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in folder.iterdir()}
+    assert len({t for pair in times for t in pair}) <= 2  # both files, written together
+    assert min(t for pair in times for t in pair) > 10**18  # now, not a second after 1970
