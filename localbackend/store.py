@@ -39,6 +39,10 @@ from localbackend.settings import Settings
 
 log = logging.getLogger('localbackend.store')
 
+# How often a held long poll looks whether its caller is still there: a
+# runner that stops hangs up and reads the answer until the wait is over.
+CALLER_LOOK_SEC = 0.2
+
 
 class Outcome(enum.Enum):
     OK = 'ok'
@@ -302,7 +306,7 @@ class Store:
                 self._reclaim_expired()
                 job = self._oldest_queued()
                 remaining = deadline - time.monotonic()
-                if job is not None and not caller_present():
+                if (job is not None or waiting) and not caller_present():
                     self.events.append('claim', outcome='abandoned', runner_id=runner.runner_id)
                     log.info('%s went away while its claim was held; nothing leased',
                              runner.runner_id)
@@ -315,8 +319,10 @@ class Store:
                                        outcome='waiting',
                                        runner_id=runner.runner_id,
                                        data={'wait': wait_sec})
-                # Wake for a lease that expires meanwhile too: its job becomes claimable.
-                self._cond.wait(min(remaining, self._next_expiry_in()))
+                # Wake for a lease that expires meanwhile too: its job becomes
+                # claimable; and look whether the caller is still there: a
+                # stopping runner hangs up and waits for the answer.
+                self._cond.wait(min(remaining, self._next_expiry_in(), CALLER_LOOK_SEC))
             if job is None:
                 self.events.append('claim', outcome='no_job', runner_id=runner.runner_id)
                 return Answer(Outcome.NO_JOB)

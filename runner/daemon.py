@@ -391,6 +391,7 @@ class Daemon:
                         max_concurrent_jobs=config.max_concurrent_jobs,
                         poll_interval_sec=config.poll_interval_sec,
                         long_poll_sec=s.long_poll_sec,
+                        long_poll_client=client.with_identity(registration.identity),
                         health=health,
                         workers=workers)
         heartbeat = Heartbeat(client, tracker, config.heartbeat_interval_sec,

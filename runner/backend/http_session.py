@@ -83,6 +83,20 @@ class Interrupter:
         timer.daemon = True
         timer.start()
 
+    def hang_up(self) -> None:
+        """Tells the peer at once, as `interrupt` does (each socket's sending
+        side is shut), but leaves every read to end as it would: for a long
+        poll that a backend may answer with a job at any time until its wait
+        is over. A backend that sees the hang-up ends it early; one that does
+        not answers within the wait, and a job it leased meanwhile is read
+        and handed back at once (abort, drain), never left to lease expiry.
+        New requests are refused."""
+        with self._lock:
+            self._interrupted = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock, socket.SHUT_WR)
+
     def _connected(self, sock: socket.socket) -> None:
         # The socket, not its connection: an answer sent with
         # `Connection: close` takes the socket along (the connection's is

@@ -106,9 +106,10 @@ def test_after_sigkill_the_lease_expires_and_the_next_runner_judges_the_job_once
 
 
 def test_a_job_submitted_after_an_idle_runner_stopped_is_not_claimed_by_it(e2e):
-    # The runner cuts its held long poll short when it stops, and the backend
-    # leases nothing to a caller that has gone: otherwise the job would wait
-    # for lease expiry and lose an attempt.
+    # The runner hangs up its held long poll when it stops, and the backend
+    # leases nothing to a caller that has gone (had it leased the job, the
+    # runner would have read it and handed it back as drain): otherwise the
+    # job would wait for lease expiry and lose an attempt.
     backend = e2e.backend(lease_ttl_sec=3)
     idle = e2e.runner(backend, LONG_POLL_SEC='25')
     idle_id = idle.runner_id(backend)

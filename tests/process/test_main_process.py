@@ -122,13 +122,45 @@ def test_bad_configuration_exits_2_naming_the_setting(backend, start_runner, env
     assert backend.calls == []
 
 
-def test_sigterm_cuts_an_idle_long_poll_short(backend, start_runner):
-    polling, release = threading.Event(), threading.Event()
+def test_a_job_a_backend_leases_to_a_long_poll_after_the_sigterm_goes_back_as_drain(
+        backend, start_runner):
+    # The contract lets a backend hold a long poll, unaware that its caller
+    # hung up, and lease a job to it until the wait is over: the stopping
+    # runner still reads that answer and hands the job back at once, instead
+    # of leaving it to lease expiry (an attempt spent).
+    polling, lease = threading.Event(), threading.Event()
+    backend.serve_defaults()
+    backend.add_job('jb_late')
+    job = backend._pending.pop()
+
+    def long_poll(call):
+        if 'wait=' not in call.path:
+            return reply(204)
+        polling.set()
+        assert lease.wait(60)  # work arrives, long after the stop
+        return reply(200, job)
+
+    backend.route('GET', r'/next-job', long_poll)
+    runner = start_runner(backend.url, LONG_POLL_SEC='25')
+    try:
+        assert polling.wait(60), runner.log()
+        runner.signal()
+        # Seconds after the stop: the drain went on without the poller.
+        assert runner.wait_for_line('poller is still busy'), runner.log()
+    finally:
+        lease.set()
+    assert runner.wait(60) == 0, runner.log()
+    aborts = backend.matching('PUT', r'/jobs/jb_late/abort$')
+    assert [a.json() for a in aborts] == [{'reason': 'drain'}]
+
+
+def test_an_idle_runner_hangs_up_its_long_poll_and_exits_once_it_is_answered(backend, start_runner):
+    polling, answer = threading.Event(), threading.Event()
 
     def long_poll(call):
         if 'wait=' in call.path:
             polling.set()
-            release.wait(60)  # a backend holding the request until work arrives
+            assert answer.wait(60)  # a backend holding the request until its wait is over
         return reply(204)
 
     backend.serve_defaults()
@@ -137,11 +169,11 @@ def test_sigterm_cuts_an_idle_long_poll_short(backend, start_runner):
     try:
         assert polling.wait(60), runner.log()
         runner.signal()
-        assert runner.wait(60) == 0, runner.log()
+        assert runner.wait_for_line('SIGTERM received'), runner.log()
     finally:
-        release.set()
-    # The poller let go of the request at once rather than waiting it out.
-    assert 'poller is still busy' not in runner.log()
+        answer.set()
+    assert runner.wait(60) == 0, runner.log()
+    assert backend.matching('PUT', r'/abort$') == []
 
 
 def test_identity_loss_during_a_drain_exits_1_at_once(backend, start_runner):

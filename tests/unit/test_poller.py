@@ -516,6 +516,42 @@ def test_stop_cuts_short_the_request_in_progress():
     assert rig.client.interrupted
 
 
+class HangingUp(FakeClient):
+
+    def __init__(self, *answers, **kw):
+        super().__init__(*answers, **kw)
+        self.hung_up = False
+
+    def hang_up(self):
+        self.hung_up = True
+
+
+def test_stop_hangs_up_the_long_poll_and_a_job_it_still_brings_goes_back_as_drain():
+    # The contract lets a backend lease a job to a held long poll until its
+    # wait is over, unaware of the hang-up: that answer is read, not cut.
+    rig = Rig(long_poll=25)
+    long_polls = HangingUp(payload('jb_late'))
+    poller = Poller(rig.client,
+                    rig.tracker,
+                    rig.preparer,
+                    rig.dispatcher,
+                    rig.sender,
+                    max_concurrent_jobs=2,
+                    poll_interval_sec=POLL_SEC,
+                    long_poll_sec=25,
+                    long_poll_client=long_polls,
+                    workers=Inline(),
+                    clock=rig.time.clock,
+                    wait=rig.time.wait,
+                    rng=NoJitter())
+    poller.stop()
+    assert long_polls.hung_up and not long_polls.interrupted
+    assert rig.client.interrupted  # downloads and claims beside: cut
+    poller.poll_once()  # the long poll in flight at the stop, answered now
+    assert long_polls.calls == [25] and rig.client.calls == []
+    assert [(r.job_id, r.reason.value) for r in rig.sender.reports] == [('jb_late', 'drain')]
+
+
 # -- preparations at once ----------------------------------------------------------
 
 

@@ -149,6 +149,11 @@ class BackendClient:
         """Cut this client's requests short, now and from now on (stop)."""
         self._interrupter.interrupt()
 
+    def hang_up(self) -> None:
+        """Tell the backend this client is going, and let its requests in
+        flight end as they would (a long poll's answer is still read)."""
+        self._interrupter.hang_up()
+
     def with_identity(self, identity: RunnerIdentity) -> 'BackendClient':
         """A new client (its own connections) carrying the identity."""
         return BackendClient(self._base_url,

@@ -120,16 +120,19 @@ class Poller(LoopThread):
                  max_concurrent_jobs: int,
                  poll_interval_sec: float,
                  long_poll_sec: float = 0,
+                 long_poll_client: Optional[BackendClient] = None,
                  health: Optional[HostHealth] = None,
                  workers: Optional[Workers] = None,
                  clock: Callable[[], float] = time.monotonic,
                  wait: Wait = wait_on,
                  rng: Optional[random.Random] = None):
         """`workers`: where preparations run (by default one thread per job
-        the capacity allows)."""
+        the capacity allows); `long_poll_client`: the loop's long polls' own
+        (by default `client`), which a stop hangs up without cutting."""
         super().__init__('poller')
         self._workers = workers or PrepWorkers(max_concurrent_jobs)
         self._client = client
+        self._long_poll_client = long_poll_client or client
         self._health = health
         self._memory_refusals: Dict[str, int] = collections.OrderedDict()
         self._tracker = tracker
@@ -171,10 +174,17 @@ class Poller(LoopThread):
                                                                     time.monotonic())) and ended
 
     def _wake(self) -> None:
-        # A stop cuts short a long poll or a download in progress (the client
+        # A stop cuts short a download or a claim in progress (the client
         # must be the poller's own: its other users are cut too), and the
-        # wait for capacity; the preparations still queued see the stop.
+        # wait for capacity; the preparations still queued see the stop. A
+        # long poll is hung up but not cut: the contract lets a backend hold
+        # it, unaware of the hang-up, and lease a job to it until its wait is
+        # over; cut, that answer would be lost and its job left to lease
+        # expiry, an attempt spent. Read, the job goes back at once (drain).
+        # The drain waits for it (its step 5), at most the wait and a margin.
         self._client.interrupt()
+        if self._long_poll_client is not self._client:
+            self._long_poll_client.hang_up()
         self._tracker.freed.set()
         self._workers.stop()
 
@@ -222,7 +232,7 @@ class Poller(LoopThread):
             return
         asked_at = self._clock()
         try:
-            claim = self._client.next_job(long_poll)
+            claim = (self._long_poll_client if long_poll else self._client).next_job(long_poll)
         except BackendError as exc:
             if self._stop.is_set():
                 return  # our own stop cut the request short: nothing to say
