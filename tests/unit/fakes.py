@@ -105,6 +105,7 @@ class ScriptedEngine(RunEngine):
         self.answer = answer
         self.asked = []  # (job key, request)
         self.alone = []  # the requests run alone
+        self.pauses = []  # the judging's waits, in seconds
 
     def run(self, want, request, stdin, finish, files=None, alone=False):
         self.asked.append((want.job_key, request))
@@ -131,5 +132,7 @@ def grader_of(mode, engine, tmp_path, settings=None, problem_program=None):
     if program is not None:
         state.problem_build = Build(CompileResult(Status.AC), built, Language.C)
     settings = settings or SandboxSettings(root=tmp_path / 'root')
-    context = Context(engine, settings, tmp_path, lambda language, exc: str(exc))
+    # The judging's waits (a TLE's rerun) are counted, never slept.
+    pauses = getattr(engine, 'pauses', [])
+    context = Context(engine, settings, tmp_path, lambda language, exc: str(exc), pauses.append)
     return mode(context, state)

@@ -74,6 +74,21 @@ def test_the_rerun_runs_alone_on_the_host_and_the_first_run_does_not(tmp_path):
     assert [request.fresh for request in engine.alone] == [True]
 
 
+def test_the_rerun_starts_the_wall_bound_after_the_first_run_started_whenever_it_ended(tmp_path):
+    # A first run that sleeps to choose the moment of its end told its rerun
+    # the answer by it (the rerun reads the clock): the rerun starts at the
+    # same moment whatever that end.
+    for first_wall_ms in (1200, 2500):
+        runs = [dataclasses.replace(ran(1200), wall_us=first_wall_ms * 1000), ran(900)]
+        engine = ScriptedEngine(lambda want, request: runs.pop(0))
+        (tmp_path / 'in').write_bytes(b'1 2\n')
+        (tmp_path / 'out').write_bytes(b'3\n')
+        grader_of(StandardGrader, engine,
+                  tmp_path).grade(CaseSpec(tmp_path / 'in', tmp_path / 'out', LIMIT_MS, 65536))
+        wall_bound_sec = (3 * LIMIT_MS + 1000) / 1000
+        assert engine.pauses == [pytest.approx(wall_bound_sec - first_wall_ms / 1000)]
+
+
 def test_two_tles_within_the_margin_report_the_lower_time(judge):
     result, requests = judge(ran(1300), ran(1200))
     assert len(requests) == 2
