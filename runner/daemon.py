@@ -357,8 +357,9 @@ class Daemon:
         client = BackendClient(s.backend_url,
                                sandbox_token=s.sandbox_token,
                                identity=registration.identity)
-        # The poller's own connections: stopping it cuts its long poll and
-        # downloads short without touching the heartbeat's or the sender's.
+        # The poller's own connections: stopping it cuts its downloads and
+        # claims short, and hangs up its long poll (read until answered),
+        # without touching the heartbeat's or the sender's.
         poller_client = client.with_identity(registration.identity)
         tracker = ActiveJobs()
         folders = self._running_as(sandbox, registration.identity.runner_id, lambda: len(tracker))

@@ -132,13 +132,15 @@ def _drain(dispatcher, poller, sender, heartbeat, claims, budget_sec, deadline,
 
     dispatcher.stop_accepting()
 
+    # Kept for reporting by every wait before it, the poller's too (a long
+    # poll the backend holds waits for its answer).
+    reserve = min(REPORT_RESERVE_MAX_SEC, budget_sec * REPORT_RESERVE_FRACTION)
     poller.stop()
-    if not poller.join(deadline.remaining(cap=POLLER_SHARE_SEC)):
+    if not poller.join(deadline.remaining(cap=POLLER_SHARE_SEC, keep=reserve)):
         log.warning('drain: the poller is still busy (a request or a download); going on')
 
     outcome.aborted += _abort_unstarted(dispatcher, hand_back)
 
-    reserve = min(REPORT_RESERVE_MAX_SEC, budget_sec * REPORT_RESERVE_FRACTION)
     outcome.in_flight_finished = dispatcher.wait_in_flight(deadline.remaining(keep=reserve))
     if outcome.in_flight_finished:
         log.info('drain: every started job has finished')

@@ -1,12 +1,13 @@
 """HTTP sessions whose requests another thread can cut short.
 
 A long poll or a slow download holds a socket read for up to its read
-timeout, and `requests` has no way to cancel it. When the runner stops, the
-poller must let go at once: a long poll left open after the process is gone
-may still hand out a job nobody will report (an attempt spent at lease
-expiry), and a slow-drip download would hold its claim. `Interrupter` keeps
-the connections its sessions open; `interrupt()` shuts their sockets down,
-which wakes any blocked read, and every later connection is shut at birth.
+timeout, and `requests` has no way to cancel it. When the runner stops, a
+slow-drip download must not hold its claim, and a backend must learn at once
+that a long poll's caller is going. `Interrupter` keeps the connections its
+sessions open; `interrupt()` shuts their sockets down, which wakes any
+blocked read; `hang_up()` shuts only their sending side and lets a long
+poll's answer (a job the backend leased it meanwhile) be read. Either way
+no new request is sent, and every later connection is shut at birth.
 
 Also what every protocol's client shares: the transport's errors, named
 without a URL (a query string may carry a credential), bodies read in
@@ -96,6 +97,12 @@ class Interrupter:
             sockets = list(self._sockets)
         for sock in sockets:
             _shut(sock, socket.SHUT_WR)
+
+    @property
+    def stopped(self) -> bool:
+        """Interrupted or hung up: no new request is sent."""
+        with self._lock:
+            return self._interrupted
 
     def _connected(self, sock: socket.socket) -> None:
         # The socket, not its connection: an answer sent with
@@ -284,6 +291,14 @@ class _Adapter(requests.adapters.HTTPAdapter):
     def __init__(self, interrupter: Interrupter):
         self._interrupter = interrupter
         super().__init__()
+
+    def send(self, request, *args, **kwargs):
+        # Nothing new goes out once stopped: a request written to a pooled
+        # socket already hung up would fail unseen and wait for an answer
+        # to a request never sent.
+        if self._interrupter.stopped:
+            raise requests.exceptions.ConnectionError('the client was stopped')
+        return super().send(request, *args, **kwargs)
 
     def init_poolmanager(self, *args, **kwargs):
         super().init_poolmanager(*args, **kwargs)

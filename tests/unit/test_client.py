@@ -1286,3 +1286,21 @@ def test_a_stop_tells_the_backend_at_once(monkeypatch):
 def test_a_stop_ends_a_held_long_poll_after_the_grace():
     with a_long_poll_stopped() as (_, outcome):
         assert isinstance(outcome.get(timeout=10), TransportError)  # not the 25 s wait
+
+
+@pytest.mark.parametrize('stop', ['interrupt', 'hang_up'])
+def test_a_stopped_client_opens_no_connection_and_sends_nothing(stop):
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(1)
+    listener.settimeout(0.5)
+    try:
+        client = BackendClient(f'http://127.0.0.1:{listener.getsockname()[1]}',
+                               identity=RunnerIdentity(RN, RUNNER_TOKEN))
+        getattr(client, stop)()
+        with pytest.raises(TransportError):
+            client.next_job(25)
+        with pytest.raises(socket.timeout):
+            listener.accept()  # not even a connection
+    finally:
+        listener.close()

@@ -258,3 +258,26 @@ def test_started_jobs_past_the_deadline_are_handed_back_when_the_protocol_can():
     # The look after the give-up may wait for the dispatcher's lock (a worker
     # ending a step holds it a moment): with 0 it took that for a running job.
     assert world.grants['wait_in_flight'] > 0
+
+
+class FlushingSender(Part):
+    """A flush needs a moment: a join of 0 right after its stop finds its
+    threads still alive (as WorkerThreads' does)."""
+
+    given_up = 0
+
+    def join(self, timeout=None):
+        self.world.log.append('sender.join')
+        self.world.grants['sender.join'] = timeout
+        return timeout is None or timeout > 0
+
+
+def test_a_poller_holding_a_long_poll_past_every_grant_leaves_the_reporting_reserve():
+    # A backend that does not end a hung-up long poll: the poller is still
+    # reading it at every join. A small budget (under the poller's share)
+    # still leaves the sender its reserve: an idle runner drains clean.
+    world = World(Clock(), spend={'poller.join'})
+    outcome = run(world, budget=1.0, sender=FlushingSender(world, 'sender'))
+    assert world.claims == 0
+    assert outcome.clean, (outcome, world.grants)
+    assert world.grants['sender.join'] > 0
