@@ -8,18 +8,10 @@ import pytest
 from runner.backend.http_session import BackendError
 from runner.backend.noj.client import BackendClient
 from runner.backend.noj.inbound import RunnerIdentity
-from tests.localbackend.helpers import TIMEOUT, HttpRunner, start_backend
+from tests.localbackend.helpers import TIMEOUT, HttpRunner
 
 # Far below the poll's own wait (25 s) and its read timeout (35 s).
 PROMPT_SEC = 10
-
-
-@pytest.fixture
-def backend():
-    backend = start_backend()
-    yield backend
-    backend.stop()
-    backend.join(TIMEOUT)
 
 
 def client_of(backend):
