@@ -35,7 +35,7 @@ def outputs_match(actual: bytes, expected: bytes) -> bool:
     return not differs and ours.blank_rest() and theirs.blank_rest()
 
 
-def _equal_run(ours, theirs) -> Tuple[int, bool]:
+def _equal_run(ours: '_Chunked', theirs: '_Chunked') -> Tuple[int, bool]:
     """Takes the two sides' items (lines, tokens: `peek` and `take`) in step
     while they are equal, a slice at a time: (how many were equal, whether a
     pair then differed, which is then the next item of each side), or a side
@@ -59,32 +59,48 @@ def _equal_run(ours, theirs) -> Tuple[int, bool]:
 _LINE_CHUNK_BYTES = 256 * 1024
 
 
-class _Lines:
+class _Chunked:
+    """One side's items (lines, tokens), a chunk of them at a time: `peek`
+    gives those not yet taken of the current chunk ([] at the end), `take`
+    takes some; a subclass makes the next chunk (`_next_batch`)."""
+
+    def __init__(self, data: bytes, start: int = 0):
+        self._data = data
+        self._at = start
+        self._batch: List[bytes] = []
+        self._used = 0
+
+    def peek(self) -> List[bytes]:
+        if self._used == len(self._batch):
+            self._batch, self._used = self._next_batch(), 0
+        return self._batch[self._used:] if self._used else self._batch
+
+    def take(self, n: int) -> None:
+        self._used += n
+
+    def _next_batch(self) -> List[bytes]:
+        raise NotImplementedError
+
+
+class _Lines(_Chunked):
     """A side's lines from `start`, each without its trailing blanks, a chunk
     of whole lines at a time: split and stripped by C-speed calls (a list
     comprehension), never a Python step per byte, and compared a slice of
     lines at a time. (A Python step per line made an answer of a million
     lines, each printed with a trailing space, cost half a second.)"""
 
-    def __init__(self, data: bytes, start: int):
-        self._data, self._at = data, start
-        self._lines: List[bytes] = []
-        self._next = 0
-
-    def peek(self) -> List[bytes]:
-        if self._next == len(self._lines) and self._at < len(self._data):
-            end = self._data.find(b'\n', min(self._at + _LINE_CHUNK_BYTES, len(self._data)))
-            end = len(self._data) if end < 0 else end
-            self._lines = _stripped_lines(self._data[self._at:end])
-            self._at = end + 1
-            self._next = 0
-        return self._lines[self._next:]
-
-    def take(self, count: int) -> None:
-        self._next += count
+    def _next_batch(self) -> List[bytes]:
+        data = self._data
+        if self._at >= len(data):
+            return []
+        end = data.find(b'\n', min(self._at + _LINE_CHUNK_BYTES, len(data)))
+        end = len(data) if end < 0 else end
+        batch = _stripped_lines(data[self._at:end])
+        self._at = end + 1
+        return batch
 
     def blank_rest(self) -> bool:
-        return not any(self._lines[self._next:]) and _blank_from(self._data, self._at)
+        return not any(self._batch[self._used:]) and _blank_from(self._data, self._at)
 
 
 def _stripped_lines(chunk: bytes) -> List[bytes]:
@@ -126,23 +142,8 @@ def compare_tokens(actual: bytes, expected: bytes) -> Tuple[bool, str]:
     return True, ''
 
 
-class _Tokens:
+class _Tokens(_Chunked):
     """One side's tokens, a chunk at a time."""
-
-    def __init__(self, data: bytes):
-        self._data = data
-        self._at = 0
-        self._batch: List[bytes] = []
-        self._used = 0
-
-    def peek(self) -> List[bytes]:
-        """The tokens not yet taken of the current chunk ([] at the end)."""
-        if self._used == len(self._batch):
-            self._batch, self._used = self._next_batch(), 0
-        return self._batch[self._used:] if self._used else self._batch
-
-    def take(self, n: int) -> None:
-        self._used += n
 
     def _next_batch(self) -> List[bytes]:
         data = self._data
