@@ -9,7 +9,7 @@ failure, so that another runner may), never a verdict.
 """
 import dataclasses
 import re
-from typing import Optional, Tuple
+from typing import Tuple
 
 from sandbox.languages import Language
 from standard_io.errors import NotJudgeable
@@ -24,10 +24,6 @@ ALIASES = {'cpp': 'cpp20-gcc', 'python': 'python3'}
 # gcc 12 (Debian 12's) knows C23 only by its draft name.
 _C_STANDARDS = {'c89': 'c89', 'c99': 'c99', 'c11': 'c11', 'c23': 'c2x'}
 _CPP_STANDARDS = {'cpp11': 'c++11', 'cpp17': 'c++17', 'cpp20': 'c++20', 'cpp23': 'c++23'}
-# Every id of the contract, ours or not: what an allow list or a limit
-# override may name.
-_ANY_ID = re.compile(r'(?P<c>c(89|99|11|23))-(gcc|clang)|(?P<cpp>cpp(11|17|20|23))-(gcc|clang)'
-                     r'|(?P<python>python3|pypy3)')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,17 +61,6 @@ def toolchain(language_id: object) -> Toolchain:
     # The contract's words, the id as it came when it reads as one.
     shown = language_id if _PLAIN_ID.fullmatch(language_id) else _show(language_id)
     raise NotJudgeable(f'this runner does not evaluate {shown}')
-
-
-def family_of(word: str) -> Optional[str]:
-    """The family an id (of any runner) or a family name stands for; None
-    for a word the contract does not know."""
-    if word in FAMILY_EXTENSIONS:
-        return word
-    match = _ANY_ID.fullmatch(ALIASES.get(word, word))
-    if match is None:
-        return None
-    return next(family for family in FAMILY_EXTENSIONS if match.group(family))
 
 
 def _show(text: str) -> str:

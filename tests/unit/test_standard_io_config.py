@@ -2,7 +2,7 @@ import pytest
 
 from standard_io.config import Limits, load, merged
 from standard_io.errors import NotJudgeable
-from standard_io.languages import family_of, toolchain
+from standard_io.languages import toolchain
 from sandbox.languages import Language
 
 EXAMPLE = b"""
@@ -208,14 +208,6 @@ def test_the_languages_this_runner_evaluates():
     with pytest.raises(NotJudgeable) as refused:
         toolchain('c11\nlog line')
     assert str(refused.value) == "this runner does not evaluate 'c11\\nlog line'"
-
-
-def test_every_contract_id_has_a_family():
-    assert family_of('c11-clang') == 'c'
-    assert family_of('pypy3') == 'python'
-    assert family_of('cpp') == 'cpp'
-    assert family_of('cpp17') is None
-    assert family_of('java8') is None
 
 
 def test_file_names_fit_their_family_case_insensitively():
