@@ -189,10 +189,9 @@ class Builder:
             target.write_bytes(run.artifact)
             target.chmod(0o755)
             static_bytes = writable_bytes(run.artifact) or 0
-        _one_time(folder)
-        if toolchain.artifact:
             # The compile container serves cases too: give it the program.
-            container.add_job_file(folder / toolchain.artifact, toolchain.artifact)
+            container.add_job_file(target, toolchain.artifact)
+        _one_time(folder)
         if key is not None:
             self._cache.put(key, Status.AC, message, run.artifact if toolchain.artifact else None,
                             static_bytes)
@@ -242,7 +241,7 @@ def _one_time(folder: pathlib.Path) -> None:
     at once, and a run reading its files' times would tell a rejudge, or a
     classmate's identical file, from a first judging. (Their birth times
     still tell it, to a run that asks for them; README.)"""
-    for path in folder.rglob("*"):
+    for path in folder.rglob('*'):
         if path.is_file() and not path.is_symlink():
             os.utime(path)
 
