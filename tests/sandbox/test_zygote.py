@@ -35,6 +35,7 @@ EXEC_D = dataclasses.replace(REQUEST, zygote=False)
 PROBE = r'''
 import json, os, sys
 import helper
+x: int = 1
 def is_open(fd):
     try:
         os.fstat(fd)
@@ -48,6 +49,8 @@ print(json.dumps({
     "argv": sys.argv, "file": __file__, "name": __name__, "path": sys.path,
     "executable": sys.executable, "orig_argv": sys.orig_argv, "flags": list(sys.flags),
     "prefix": [sys.prefix, sys.exec_prefix, sys.base_prefix], "cwd": os.getcwd(),
+    "main": [(k, type(v).__name__) for k, v in globals().items() if k not in ("is_open", "stream")],
+    "annotations": repr(__annotations__),
     "ppid": os.getppid(), "modules": sorted(sys.modules), "recursion": sys.getrecursionlimit(),
     "streams": [stream(sys.stdin), stream(sys.stdout), stream(sys.stderr)],
     "input": sys.stdin.read(), "helper": helper.VALUE, "umask": os.umask(0o22),
@@ -71,6 +74,19 @@ ENDINGS = {
                 'a = A()\natexit.register(print, "atexit")\n'
                 'threading.Thread(target=lambda: (time.sleep(0.05), print("thread"))).start()\n'
                 'print("main")\n'),
+    # What a collection finalizes at exit, and in which order, as python3
+    # does: a global kept alive by its own module (every function holds its
+    # globals), and a cycle of the program's own.
+    'buffer written out at exit':
+    ('import sys\n'
+     'class Out:\n    def __init__(self):\n        self.parts = []\n'
+     '    def __del__(self):\n        sys.stdout.write("".join(self.parts))\n'
+     'out = Out()\nfor n in range(3):\n    out.parts.append(f"{n}\\n")\n'),
+    'cycles at exit':
+    ('class Node:\n    def __del__(self):\n        print("del", self.n)\n'
+     'nodes = [Node() for _ in range(3)]\n'
+     'for n, node in enumerate(nodes):\n    node.n, node.next = n, nodes[(n + 1) % 3]\n'
+     'del node\n'),
     'input past the end':
     'print(input())\nprint(input())\n',
     'syntax error at run':
