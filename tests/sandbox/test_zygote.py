@@ -6,13 +6,16 @@ import dataclasses
 import json
 import os
 import signal
+import uuid
 from typing import Iterator
 
 import pytest
 
 from sandbox.container import SandboxContainer
+from sandbox.job import CaseSpec, ProblemProgram, Role, SandboxJob
 from sandbox.languages import Language
 from sandbox.protocol import RunRequest, RunResponse
+from sandbox.results import Status
 from sandbox.run_requests import case_request
 from sandbox.settings import ContainerLimits, SandboxSettings
 from sandbox.verdict import Limits
@@ -225,3 +228,44 @@ def test_cases_sent_ahead_are_each_run_on_their_own_input_and_timed_from_their_o
     # Each from its own start: the wait for the first is no later case's.
     assert all(answer.wall_us < 400_000 for answer in answers[1:]), answers
     assert not list(container.box.glob('stdin*'))
+
+
+# A Python checker: its message says its interpreter's hash seed and
+# whether an earlier case's checker left anything in it; then it leaves
+# something, and accepts.
+SEEDED_CHECKER = '''import builtins, sys
+print(hash("seed"), hasattr(builtins, "left"), sys.argv[1:], file=sys.stderr)
+builtins.left = True
+'''
+
+
+def test_a_python_checkers_runs_are_forked_from_its_zygote_each_clean(sandbox, tmp_path):
+    (tmp_path / 'src').mkdir()
+    (tmp_path / 'src' / 'main.c').write_text(
+        '#include <stdio.h>\nint main(void) {\n'
+        '    long long a, b;\n    scanf("%lld %lld", &a, &b);\n'
+        '    printf("%lld\\n", a + b);\n    return 0;\n}\n')
+    (tmp_path / 'checker').mkdir()
+    (tmp_path / 'checker' / 'checker.py').write_text(SEEDED_CHECKER)
+    cases = []
+    for n in range(3):
+        (tmp_path / f'{n}.in').write_text(f'{n} 1\n')
+        (tmp_path / f'{n}.out').write_text(f'{n + 1}\n')
+        cases.append(CaseSpec(tmp_path / f'{n}.in', tmp_path / f'{n}.out', 1000, 65536))
+    job = SandboxJob(key=f'checked-{uuid.uuid4()}',
+                     language=Language.C,
+                     source_dir=tmp_path / 'src',
+                     problem_program=ProblemProgram(Role.CHECKER, Language.PYTHON,
+                                                    tmp_path / 'checker'))
+    try:
+        assert sandbox.compile(job).ok
+        results = [sandbox.run_case(job, case) for case in cases]
+    finally:
+        sandbox.release(job.key)
+    assert [result.status for result in results] == [Status.AC] * 3, results
+    # One interpreter's seed (a new python3 has a seed of its own), nothing
+    # left by the case before, and the case's files as its arguments.
+    notes = {result.note for result in results}
+    assert len(notes) == 1, notes
+    seed, left, args = notes.pop().split(' ', 2)
+    assert left == 'False' and args == "['case/input', 'case/output', 'case/answer']"

@@ -93,14 +93,32 @@ def test_a_checker_failure_is_a_judge_error_naming_it():
         REPORT_LIMIT) == CaseResult.judge_error('checker: the checker exited with 7')
 
 
-def test_a_python_checker_runs_through_the_wrapper_that_names_its_exception():
-    from sandbox.graders.checker import PYTHON_CHECKER, checker_request
+def test_a_python_checker_is_python3_running_it_forked_from_its_zygote():
+    from sandbox.graders.checker import checker_request
     from sandbox.languages import Language
     request = checker_request(Language.PYTHON.toolchain, LIMITS)
-    assert request.argv[:3] == ('python3', '-c', PYTHON_CHECKER)
-    assert request.argv[3:] == ('main.py', 'case/input', 'case/output', 'case/answer')
-    assert checker_request(Language.C.toolchain,
-                           LIMITS).argv == ('./main', 'case/input', 'case/output', 'case/answer')
+    assert request.argv == ('python3', 'main.py', 'case/input', 'case/output', 'case/answer')
+    assert request.zygote and request.tail_send > 0
+    compiled = checker_request(Language.C.toolchain, LIMITS)
+    assert compiled.argv == ('./main', 'case/input', 'case/output', 'case/answer')
+    assert not compiled.zygote
+
+
+def test_pythons_report_of_an_uncaught_exception_gives_the_exception_as_the_message():
+    report = (
+        b'Traceback (most recent call last):\n  File "/work/run/main.py", line 3, in <module>\n'
+        b'    x = int(got)\n        ^^^^^^^^\n'
+        b"ValueError: invalid literal for int() with base 10: 'abc'\n")
+    raised = dataclasses.replace(ENDED, exit_code=1, stderr=report, stderr_tail=report)
+    assert checker_verdict(raised,
+                           LIMITS) == (Status.WA,
+                                       "ValueError: invalid literal for int() with base 10: 'abc'")
+    # Its stderr past what comes back: the exception is in the end of it.
+    cut = dataclasses.replace(raised, stderr=report[:60])
+    assert checker_verdict(cut, LIMITS)[1].startswith('ValueError: invalid literal')
+    # What a checker writes itself comes first, as testlib's words do.
+    said = dataclasses.replace(raised, stderr=b'wrong answer: 4 != 5\n' + report)
+    assert checker_verdict(said, LIMITS) == (Status.WA, 'wrong answer: 4 != 5')
 
 
 def test_only_failures_that_would_come_again_stop_the_checker():

@@ -9,9 +9,8 @@ import sys
 import pytest
 
 from sandbox.graders.checker import CheckerLimits
-from sandbox.graders.interactive import (PYTHON_INTERACTOR, STOPPED_TALKING, interaction_result,
-                                         interactive_limits, interactor_request, interactor_verdict,
-                                         program_request)
+from sandbox.graders.interactive import (STOPPED_TALKING, interaction_result, interactive_limits,
+                                         interactor_request, interactor_verdict, program_request)
 from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.verdict import Limits
@@ -137,8 +136,9 @@ def test_both_sides_open_the_pipe_towards_the_program_first():
     # The program's writes are counted; the interactor's to a gone program dropped.
     assert (program.fifo_out_max, interactor.fifo_out_max) == (1 << 20, 0)
     assert interactor.fifo_out_drop and not program.fifo_out_drop
-    assert interactor.argv[:3] == ('python3', '-c', PYTHON_INTERACTOR)
-    assert interactor.argv[-3:] == ('case/input', '/dev/null', 'case/answer')
+    # Python's own run of the interactor, exec'd as every run with FIFOs is.
+    assert interactor.argv == ('python3', 'main.py', 'case/input', '/dev/null', 'case/answer')
+    assert not interactor.zygote
 
 
 def test_the_programs_wall_bound_is_its_own_plus_what_the_interactor_thinks():
@@ -156,33 +156,41 @@ def test_the_programs_wall_bound_is_its_own_plus_what_the_interactor_thinks():
 
 
 def _python_interactor(tmp_path, body: str, program_input: bytes = b''):
-    """The wrapper around an interactor's source, run here on pipes, buffered
-    as in a sandbox."""
-    (tmp_path / 'interactor.py').write_text(body)
+    """An interactor's source run here by python3, as in a sandbox, on pipes
+    (buffered as there): its status, and its verdict and message."""
+    (tmp_path / 'main.py').write_text(body)
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONUNBUFFERED'}
-    process = subprocess.Popen([sys.executable, '-c', PYTHON_INTERACTOR, 'interactor.py'],
+    process = subprocess.Popen([sys.executable, 'main.py'],
                                cwd=tmp_path,
                                env=env,
                                stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     _, err = process.communicate(program_input, timeout=60)
-    return process.returncode, (err or b'').decode()
+    err = err or b''
+    run = ended_run(exit_code=process.returncode,
+                    stderr=err,
+                    stderr_tail=err[-4096:],
+                    err_size=len(err),
+                    stdout=b'',
+                    out_size=0)
+    return process.returncode, interactor_verdict(run, JUDGE)
 
 
 @pytest.mark.parametrize(
-    'body, code',
+    'body, code, verdict',
     [
-        ('import sys\nprint("?", flush=True)\nsys.exit(0)\n', 0),
-        ('print("?", flush=True)\nint("x")\n', 1),  # Python's own status: a wrong answer
-        ('input()\n', 1),  # the program ended without a word: EOFError
-        ('import sys\nsys.exit(1)\n', 1),
-        ('import sys\nsys.exit(2)\n', 2),
+        ('import sys\nprint("?", flush=True)\nsys.exit(0)\n', 0, (Status.AC, '')),
+        # Python's own status, a wrong answer; the exception named as the message.
+        ('print("?", flush=True)\nint("x")\n', 1,
+         (Status.WA, "ValueError: invalid literal for int() with base 10: 'x'")),
+        ('def ask():\n    raise KeyError("k")\ntry:\n    ask()\nexcept KeyError:\n'
+         '    raise RuntimeError("then this")\n', 1, (Status.WA, 'RuntimeError: then this')),
+        ('input()\n', 1, (Status.WA, STOPPED_TALKING)),  # the program ended without a word
+        ('import sys\nsys.exit(1)\n', 1, (Status.WA, '')),
+        ('import sys\nsys.exit("no: 7 is not it")\n', 1, (Status.WA, 'no: 7 is not it')),
+        ('import sys\nsys.exit(2)\n', 2, (Status.WA, 'presentation error')),
     ])
-def test_a_python_interactors_end(tmp_path, body, code):
-    returncode, err = _python_interactor(tmp_path, body)
-    assert returncode == code, err
-    if code == 1 and 'input' in body:
-        assert STOPPED_TALKING in err
-    if 'int("x")' in body:
-        assert err.startswith('ValueError: invalid literal'), err  # the message
+def test_a_python_interactors_end(tmp_path, body, code, verdict):
+    returncode, judged = _python_interactor(tmp_path, body)
+    assert (returncode, judged) == (code, verdict)
