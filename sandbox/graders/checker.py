@@ -12,15 +12,12 @@ does, so it is a wrong answer: the exit status is the contract (protocol
 §5), and a checker that stumbles on an output it did not expect (`int()`
 of a word, an `assert`) is judging that output, which is the student's.
 Its first line of output (stderr, where testlib writes, else stdout) is the
-verdict's message; when that is the head of Python's report of an uncaught
-exception, the report's last line is, which names the exception.
+verdict's message.
 
-A Python checker is run as `python3 main.py INPUT OUTPUT ANSWER`, as its
-author runs it, and forked from the checker's own zygote as a Python
-submission's cases are (python_zygote.c): a case of a problem with a Python
-checker costs the checker's own work, not an interpreter's start. (It once
-ran through a wrapper that put the exception's name first, whose import of
-runpy and traceback cost 8 ms a case more than the checker's work.)
+A Python checker is run through a wrapper (PYTHON_CHECKER), forked from a
+zygote of its own, started once for the job, as a Python submission's cases
+are (python_zygote.c): a case of a problem with a Python checker costs the
+checker's own work, not an interpreter's start.
 
 A standard-io@1 checker (SIO2's convention, `CheckerConvention.SIO2`) always
 exits 0 and says its verdict on stdout: `OK` or `WRONG` on the first line,
@@ -41,7 +38,7 @@ from sandbox.job_state import problem_key
 from sandbox.languages import Toolchain
 from sandbox.protocol import Kind, RunRequest, RunResponse
 from sandbox.results import CaseResult, Status
-from sandbox.run_requests import CASE_DIR, ENV, STDERR_TAIL_BYTES
+from sandbox.run_requests import CASE_DIR, ENV
 from sandbox.settings import SandboxSettings
 from sandbox.verdict import report_text
 
@@ -51,9 +48,28 @@ INPUT, OUTPUT, ANSWER = (f'{CASE_FOLDER}/input', f'{CASE_FOLDER}/output', f'{CAS
 # that echoes the output is not over a limit of its own for it).
 CHECKER_OUTPUT_BYTES = 64 * 1024
 MESSAGE_CHARS = 512
-# How Python reports an uncaught exception: this line first, then the
-# traceback, then the exception's name and text on the last line.
-PYTHON_TRACEBACK = 'Traceback (most recent call last):'
+# A Python checker runs through this, which puts its uncaught exception's
+# name and text first in stderr, as the verdict's message, where Python
+# would put "Traceback (most recent call last):" (the first line is the
+# message whatever the checker wrote after it); its status stays Python's
+# own, 1 (see the module's docstring), a KeyboardInterrupt's too (Python
+# would end by SIGINT). The checker runs in the wrapper's own module,
+# `__main__`, as `python3 main.py` runs it. Nothing is imported for it:
+# runpy (with pkgutil and typing) and traceback once cost 8 ms a case, more
+# than the checker's work.
+PYTHON_CHECKER = """import sys
+sys.argv = sys.argv[1:]
+__file__ = sys.argv[0]
+try:
+    exec(compile(open(__file__, "rb").read(), __file__, "exec"))
+except SystemExit:
+    raise
+except BaseException as exc:
+    print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+    import traceback
+    traceback.print_exc()
+    sys.exit(1)
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,14 +86,17 @@ class CheckerLimits:
         return 2 * self.time_ms + 1000 + self.waits_ms
 
 
-def checker_request(
-    toolchain: Toolchain, limits: CheckerLimits,
-    args: Tuple[str, ...] = (INPUT, OUTPUT, ANSWER)) -> RunRequest:
+def checker_request(toolchain: Toolchain,
+                    limits: CheckerLimits,
+                    args: Tuple[str, ...] = (INPUT, OUTPUT, ANSWER),
+                    python_wrapper: str = PYTHON_CHECKER) -> RunRequest:
     """A checker's run on one case (an interactor's too, with its own
-    `args`). Its end of stderr comes back too, where Python names an
-    uncaught exception (`judged_message`)."""
+    `args` and `python_wrapper`)."""
+    argv = toolchain.run_argv
+    if toolchain.artifact == '':  # Python: the checker's source is what runs
+        argv = (argv[0], '-c', python_wrapper) + argv[1:]
     return RunRequest(kind=Kind.CASE,
-                      argv=toolchain.run_argv + args,
+                      argv=argv + args,
                       workdir=CASE_DIR,
                       cpu_ms=limits.time_ms,
                       wall_ms=limits.wall_ms,
@@ -87,7 +106,6 @@ def checker_request(
                       fsize=limits.output_bytes + 1,
                       out_send=CHECKER_OUTPUT_BYTES,
                       err_send=CHECKER_OUTPUT_BYTES,
-                      tail_send=STDERR_TAIL_BYTES,
                       nofile=64,
                       zygote=toolchain.zygote,
                       env=ENV)
@@ -101,7 +119,7 @@ def checker_verdict(run: RunResponse,
     failed = _failed_on_its_own(run, limits, role)
     if failed is not None:
         return Status.JE, failed
-    message = judged_message(run)
+    message = _first_line(run.stderr) or _first_line(run.stdout)
     if run.exit_code == 0:
         return Status.AC, message
     if run.exit_code == 1:
@@ -180,25 +198,11 @@ def stops_for_the_job(message: str) -> bool:
         for what in ('ran out', 'wrote more', 'was killed'))
 
 
-def judged_message(run: RunResponse) -> str:
-    """A checker's (or interactor's) message: the first line of its stderr,
-    else of its stdout; for Python's report of an uncaught exception, the
-    exception's name and text (the report's last line)."""
-    first = _first_line(run.stderr)
-    if first == PYTHON_TRACEBACK:
-        return _last_line(run.stderr_tail or run.stderr) or first
-    return first or _first_line(run.stdout)
-
-
 def _first_line(data: bytes) -> str:
     for line in data.decode('utf-8', errors='replace').splitlines():
         if line.strip():
             return line.strip()[:MESSAGE_CHARS]
     return ''
-
-
-def _last_line(data: bytes) -> str:
-    return _first_line(b'\n'.join(reversed(data.splitlines())))
 
 
 def problem_program_limits(settings: SandboxSettings, role: Role) -> CheckerLimits:

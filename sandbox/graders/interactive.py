@@ -53,11 +53,26 @@ FIFOS = (TO_PROGRAM, FROM_PROGRAM, CLOCK)
 INTERACTOR_OUTPUT = '/dev/null'
 STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
 # A Python interactor's uncaught exception ends it with Python's status 1, a
-# wrong answer, as a checker's does (checker.py says why), the exception
-# named as the verdict's message. An end of file on its stdin (EOFError) is
-# the program's doing (it ended early), and says so. (Its writes never
-# fail: the supervisor's relay drops them once the program has gone.)
-PYTHON_EOF = 'EOFError'
+# wrong answer, as a checker's does (checker.py says why); its name and text
+# come first in stderr, as the verdict's message. An end of file on its
+# stdin is the program's doing (it ended early), and says so. (Its writes
+# never fail: the supervisor's relay drops them once the program has gone.)
+PYTHON_INTERACTOR = f"""import sys
+sys.argv = sys.argv[1:]
+__file__ = sys.argv[0]
+try:
+    exec(compile(open(__file__, "rb").read(), __file__, "exec"))
+except EOFError:
+    print({STOPPED_TALKING!r}, file=sys.stderr)
+    sys.exit(1)
+except SystemExit:
+    raise
+except BaseException as exc:
+    print(f"{{type(exc).__name__}}: {{exc}}", file=sys.stderr)
+    import traceback
+    traceback.print_exc()
+    sys.exit(1)
+"""
 
 
 def fifo_paths(folder: str) -> Tuple[str, str, str]:
@@ -98,7 +113,10 @@ def program_request(request: RunRequest, limits: Limits, fifo_folder: str) -> Ru
 
 def interactor_request(toolchain: Toolchain, limits: CheckerLimits, fifo_folder: str) -> RunRequest:
     to_program, from_program, clock = fifo_paths(fifo_folder)
-    request = checker_request(toolchain, limits, args=(INPUT, INTERACTOR_OUTPUT, ANSWER))
+    request = checker_request(toolchain,
+                              limits,
+                              args=(INPUT, INTERACTOR_OUTPUT, ANSWER),
+                              python_wrapper=PYTHON_INTERACTOR)
     # Its writes to a program that has gone are dropped, never failed: what
     # it decides (its exit code) stands, whatever the scheduling. Exec'd, as
     # every run with FIFOs is.
@@ -113,13 +131,10 @@ def interactor_request(toolchain: Toolchain, limits: CheckerLimits, fifo_folder:
 
 def interactor_verdict(run: RunResponse, limits: CheckerLimits) -> Tuple[Status, str]:
     """AC, WA or JE, and why: a checker's mapping, but an interactor killed
-    by SIGPIPE was writing to a program that had stopped reading, and a
-    Python interactor's EOFError was reading past the program's end."""
+    by SIGPIPE was writing to a program that had stopped reading."""
     status, message = checker_verdict(run, limits, ROLE)
     if status is Status.JE and run.signal == signal.SIGPIPE and message.startswith(
             f'the {ROLE} was killed'):
-        return Status.WA, STOPPED_TALKING
-    if status is Status.WA and message.split(':', 1)[0] == PYTHON_EOF:
         return Status.WA, STOPPED_TALKING
     return status, message
 

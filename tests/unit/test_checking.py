@@ -93,32 +93,46 @@ def test_a_checker_failure_is_a_judge_error_naming_it():
         REPORT_LIMIT) == CaseResult.judge_error('checker: the checker exited with 7')
 
 
-def test_a_python_checker_is_python3_running_it_forked_from_its_zygote():
-    from sandbox.graders.checker import checker_request
+def test_a_python_checker_runs_through_the_wrapper_that_names_its_exception():
+    from sandbox.graders.checker import PYTHON_CHECKER, checker_request
     from sandbox.languages import Language
     request = checker_request(Language.PYTHON.toolchain, LIMITS)
-    assert request.argv == ('python3', 'main.py', 'case/input', 'case/output', 'case/answer')
-    assert request.zygote and request.tail_send > 0
+    assert request.argv[:3] == ('python3', '-c', PYTHON_CHECKER)
+    assert request.argv[3:] == ('main.py', 'case/input', 'case/output', 'case/answer')
+    assert request.zygote  # forked from the checker's zygote: the argv is every case's
     compiled = checker_request(Language.C.toolchain, LIMITS)
     assert compiled.argv == ('./main', 'case/input', 'case/output', 'case/answer')
     assert not compiled.zygote
 
 
-def test_pythons_report_of_an_uncaught_exception_gives_the_exception_as_the_message():
-    report = (
-        b'Traceback (most recent call last):\n  File "/work/run/main.py", line 3, in <module>\n'
-        b'    x = int(got)\n        ^^^^^^^^\n'
-        b"ValueError: invalid literal for int() with base 10: 'abc'\n")
-    raised = dataclasses.replace(ENDED, exit_code=1, stderr=report, stderr_tail=report)
-    assert checker_verdict(raised,
-                           LIMITS) == (Status.WA,
-                                       "ValueError: invalid literal for int() with base 10: 'abc'")
-    # Its stderr past what comes back: the exception is in the end of it.
-    cut = dataclasses.replace(raised, stderr=report[:60])
-    assert checker_verdict(cut, LIMITS)[1].startswith('ValueError: invalid literal')
-    # What a checker writes itself comes first, as testlib's words do.
-    said = dataclasses.replace(raised, stderr=b'wrong answer: 4 != 5\n' + report)
-    assert checker_verdict(said, LIMITS) == (Status.WA, 'wrong answer: 4 != 5')
+@pytest.mark.parametrize(
+    'body, code, first_line',
+    [
+        ('import sys\nprint("ok", file=sys.stderr)\n', 0, 'ok'),
+        ('int("x")\n', 1, "ValueError: invalid literal for int() with base 10: 'x'"),
+        # The first line of the exception's text, never a later one.
+        ('raise AssertionError("wrong\\nexpected: 42")\n', 1, 'AssertionError: wrong'),
+        # What the checker wrote first stays first.
+        ('import sys\nprint("4 != 5", file=sys.stderr)\nraise ValueError("x")\n', 1, '4 != 5'),
+        ('raise KeyboardInterrupt\n', 1, 'KeyboardInterrupt: '),
+        ('import sys\nsys.exit("no")\n', 1, 'no'),
+        ('import sys\nsys.exit(3)\n', 3, ''),
+        # It runs as `python3 main.py` runs it: as __main__, that module.
+        ('import __main__, sys\nX = 1\nassert __name__ == "__main__" and __main__.X == 1\n'
+         'assert sys.argv[0] == __file__ == "main.py"\nprint(len(sys.argv), file=sys.stderr)\n', 0,
+         '4'),
+    ])
+def test_a_python_checker_ends_through_its_wrapper(tmp_path, body, code, first_line):
+    import subprocess
+    import sys
+    from sandbox.graders.checker import PYTHON_CHECKER
+    (tmp_path / 'main.py').write_text(body)
+    done = subprocess.run([sys.executable, '-c', PYTHON_CHECKER, 'main.py', 'in', 'out', 'ans'],
+                          cwd=tmp_path,
+                          capture_output=True,
+                          timeout=60)
+    assert done.returncode == code, done.stderr
+    assert (done.stderr.decode().splitlines() or [''])[0] == first_line
 
 
 def test_only_failures_that_would_come_again_stop_the_checker():

@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from sandbox.graders.checker import CheckerLimits
-from sandbox.graders.interactive import (STOPPED_TALKING, interaction_result, interactive_limits,
-                                         interactor_request, interactor_verdict, program_request)
+from sandbox.graders.interactive import (PYTHON_INTERACTOR, STOPPED_TALKING, interaction_result,
+                                         interactive_limits, interactor_request, interactor_verdict,
+                                         program_request)
 from sandbox.languages import Language
 from sandbox.results import Status
 from sandbox.verdict import Limits
@@ -136,9 +137,9 @@ def test_both_sides_open_the_pipe_towards_the_program_first():
     # The program's writes are counted; the interactor's to a gone program dropped.
     assert (program.fifo_out_max, interactor.fifo_out_max) == (1 << 20, 0)
     assert interactor.fifo_out_drop and not program.fifo_out_drop
-    # Python's own run of the interactor, exec'd as every run with FIFOs is.
-    assert interactor.argv == ('python3', 'main.py', 'case/input', '/dev/null', 'case/answer')
-    assert not interactor.zygote
+    assert interactor.argv[:4] == ('python3', '-c', PYTHON_INTERACTOR, 'main.py')
+    assert interactor.argv[-3:] == ('case/input', '/dev/null', 'case/answer')
+    assert not interactor.zygote  # exec'd, as every run with FIFOs is
 
 
 def test_the_programs_wall_bound_is_its_own_plus_what_the_interactor_thinks():
@@ -156,11 +157,12 @@ def test_the_programs_wall_bound_is_its_own_plus_what_the_interactor_thinks():
 
 
 def _python_interactor(tmp_path, body: str, program_input: bytes = b''):
-    """An interactor's source run here by python3, as in a sandbox, on pipes
-    (buffered as there): its status, and its verdict and message."""
+    """An interactor's source run here through its wrapper, as in a
+    sandbox, on pipes (buffered as there): its status, and its verdict and
+    message."""
     (tmp_path / 'main.py').write_text(body)
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONUNBUFFERED'}
-    process = subprocess.Popen([sys.executable, 'main.py'],
+    process = subprocess.Popen([sys.executable, '-c', PYTHON_INTERACTOR, 'main.py'],
                                cwd=tmp_path,
                                env=env,
                                stdin=subprocess.PIPE,
@@ -187,6 +189,10 @@ def _python_interactor(tmp_path, body: str, program_input: bytes = b''):
         ('def ask():\n    raise KeyError("k")\ntry:\n    ask()\nexcept KeyError:\n'
          '    raise RuntimeError("then this")\n', 1, (Status.WA, 'RuntimeError: then this')),
         ('input()\n', 1, (Status.WA, STOPPED_TALKING)),  # the program ended without a word
+        ('class Gone(EOFError):\n    pass\nraise Gone("left")\n', 1, (Status.WA, STOPPED_TALKING)),
+        # The first line of the exception's text, never a later one.
+        ('raise AssertionError("wrong\\nexpected: 42")\n', 1, (Status.WA, 'AssertionError: wrong')),
+        ('raise KeyboardInterrupt\n', 1, (Status.WA, 'KeyboardInterrupt:')),
         ('import sys\nsys.exit(1)\n', 1, (Status.WA, '')),
         ('import sys\nsys.exit("no: 7 is not it")\n', 1, (Status.WA, 'no: 7 is not it')),
         ('import sys\nsys.exit(2)\n', 2, (Status.WA, 'presentation error')),
