@@ -54,19 +54,23 @@ MESSAGE_CHARS = 512
 # message whatever the checker wrote after it); its status stays Python's
 # own, 1 (see the module's docstring), a KeyboardInterrupt's too (Python
 # would end by SIGINT). The checker runs in the wrapper's own module,
-# `__main__`, as `python3 main.py` runs it. Nothing is imported for it:
+# `__main__`, as `python3 main.py` runs it: the wrapper leaves no name of its
+# own there but `__file__` (a checker that forgets `import sys` fails as
+# ever), and takes what it needs after the checker anew (a checker may well
+# name something `type` or `print`). Nothing is imported before the checker:
 # runpy (with pkgutil and typing) and traceback once cost 8 ms a case, more
 # than the checker's work.
 PYTHON_CHECKER = """import sys
 sys.argv = sys.argv[1:]
 __file__ = sys.argv[0]
+del sys
 try:
     exec(compile(open(__file__, "rb").read(), __file__, "exec"))
 except SystemExit:
     raise
 except BaseException as exc:
-    print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
-    import traceback
+    import builtins, sys, traceback
+    builtins.print(f"{builtins.type(exc).__name__}: {exc}", file=sys.stderr)
     traceback.print_exc()
     sys.exit(1)
 """

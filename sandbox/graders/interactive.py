@@ -60,16 +60,18 @@ STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
 PYTHON_INTERACTOR = f"""import sys
 sys.argv = sys.argv[1:]
 __file__ = sys.argv[0]
+del sys
 try:
     exec(compile(open(__file__, "rb").read(), __file__, "exec"))
 except EOFError:
-    print({STOPPED_TALKING!r}, file=sys.stderr)
+    import builtins, sys
+    builtins.print({STOPPED_TALKING!r}, file=sys.stderr)
     sys.exit(1)
 except SystemExit:
     raise
 except BaseException as exc:
-    print(f"{{type(exc).__name__}}: {{exc}}", file=sys.stderr)
-    import traceback
+    import builtins, sys, traceback
+    builtins.print(f"{{builtins.type(exc).__name__}}: {{exc}}", file=sys.stderr)
     traceback.print_exc()
     sys.exit(1)
 """

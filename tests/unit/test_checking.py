@@ -116,6 +116,11 @@ def test_a_python_checker_runs_through_the_wrapper_that_names_its_exception():
         ('import sys\nprint("4 != 5", file=sys.stderr)\nraise ValueError("x")\n', 1, '4 != 5'),
         ('raise KeyboardInterrupt\n', 1, 'KeyboardInterrupt: '),
         ('import sys\nsys.exit("no")\n', 1, 'no'),
+        # Its own names: the wrapper's after the checker are its own.
+        ('import sys\ntype = print = None\nsys = 0\nint("x")\n', 1,
+         "ValueError: invalid literal for int() with base 10: 'x'"),
+        # A checker that forgets `import sys` fails as under python3.
+        ('from sys import argv\nsys.exit(0)\n', 1, "NameError: name 'sys' is not defined"),
         ('import sys\nsys.exit(3)\n', 3, ''),
         # It runs as `python3 main.py` runs it: as __main__, that module.
         ('import __main__, sys\nX = 1\nassert __name__ == "__main__" and __main__.X == 1\n'

@@ -193,6 +193,11 @@ def _python_interactor(tmp_path, body: str, program_input: bytes = b''):
         # The first line of the exception's text, never a later one.
         ('raise AssertionError("wrong\\nexpected: 42")\n', 1, (Status.WA, 'AssertionError: wrong')),
         ('raise KeyboardInterrupt\n', 1, (Status.WA, 'KeyboardInterrupt:')),
+        # A flushing print of its own: the wrapper's words still go to stderr.
+        ('import sys\ndef print(*a, **k):\n    sys.stdout.write(" ".join(map(str, a)) + "\\n")\n'
+         '    sys.stdout.flush()\ninput()\n', 1, (Status.WA, STOPPED_TALKING)),
+        ('type = None\nint("x")\n', 1,
+         (Status.WA, "ValueError: invalid literal for int() with base 10: 'x'")),
         ('import sys\nsys.exit(1)\n', 1, (Status.WA, '')),
         ('import sys\nsys.exit("no: 7 is not it")\n', 1, (Status.WA, 'no: 7 is not it')),
         ('import sys\nsys.exit(2)\n', 2, (Status.WA, 'presentation error')),
