@@ -59,14 +59,16 @@ MESSAGE_CHARS = 512
 # ever), and takes what it needs after the checker anew (a checker may well
 # name something `type` or `print`). Nothing is imported before the checker:
 # runpy (with pkgutil and typing) and traceback once cost 8 ms a case, more
-# than the checker's work.
-PYTHON_CHECKER = """import sys
+# than the checker's work. An interactor runs through the same, with a
+# message of its own for one exception (interactive.py).
+_WRAPPER_START = """import sys
 sys.argv = sys.argv[1:]
 __file__ = sys.argv[0]
 del sys
 try:
     exec(compile(open(__file__, "rb").read(), __file__, "exec"))
-except SystemExit:
+"""
+_WRAPPER_END = """except SystemExit:
     raise
 except BaseException as exc:
     import builtins, sys, traceback
@@ -74,6 +76,18 @@ except BaseException as exc:
     traceback.print_exc()
     sys.exit(1)
 """
+
+
+def python_wrapper(said: Tuple[Tuple[str, str], ...] = ()) -> str:
+    """The wrapper above; `said`: (exception name, message) for exceptions
+    that end the run with status 1 and that message instead of their own."""
+    return _WRAPPER_START + ''.join(
+        f'except {name}:\n    import builtins, sys\n'
+        f'    builtins.print({message!r}, file=sys.stderr)\n    sys.exit(1)\n'
+        for name, message in said) + _WRAPPER_END
+
+
+PYTHON_CHECKER = python_wrapper()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,7 +34,8 @@ from sandbox.container import BOX, FIFO_FOLDER
 from sandbox.engine import Want, stager
 from sandbox.graders.base import Grader
 from sandbox.graders.checker import (ANSWER, INPUT, CheckerLimits, checked_result, checker_request,
-                                     checker_verdict, problem_program_limits, stops_for_the_job)
+                                     checker_verdict, problem_program_limits, python_wrapper,
+                                     stops_for_the_job)
 from sandbox.job import CaseSpec, Role
 from sandbox.job_state import problem_key
 from sandbox.languages import Toolchain
@@ -57,24 +58,7 @@ STOPPED_TALKING = 'the program stopped reading or ended the conversation early'
 # come first in stderr, as the verdict's message. An end of file on its
 # stdin is the program's doing (it ended early), and says so. (Its writes
 # never fail: the supervisor's relay drops them once the program has gone.)
-PYTHON_INTERACTOR = f"""import sys
-sys.argv = sys.argv[1:]
-__file__ = sys.argv[0]
-del sys
-try:
-    exec(compile(open(__file__, "rb").read(), __file__, "exec"))
-except EOFError:
-    import builtins, sys
-    builtins.print({STOPPED_TALKING!r}, file=sys.stderr)
-    sys.exit(1)
-except SystemExit:
-    raise
-except BaseException as exc:
-    import builtins, sys, traceback
-    builtins.print(f"{{builtins.type(exc).__name__}}: {{exc}}", file=sys.stderr)
-    traceback.print_exc()
-    sys.exit(1)
-"""
+PYTHON_INTERACTOR = python_wrapper((('EOFError', STOPPED_TALKING), ))
 
 
 def fifo_paths(folder: str) -> Tuple[str, str, str]:
